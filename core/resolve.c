@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * resolve.c - the answer of a seed-mode link: prefix + value, or the default.
+ *
+ * The rules of SPEC sections 1, 4 and 5 in one function, so that the kernel
+ * and the daemon cannot disagree on what a value, a prefix or a secure-exec
+ * caller gives.
+ */
+#include "internal.h"
+
+/*
+ * True when a ".." component of path[0, len) holds a byte at or after
+ * index from: the value's bytes, with a prefix ending in "." counted in.
+ */
+static bool dotdot_from(const char *path, size_t len, size_t from)
+{
+	size_t start = 0, end;
+
+	while (start < len) {
+		for (end = start; end < len && path[end] != '/'; end++)
+			;
+		if (end > from && end - start == 2 && path[start] == '.' &&
+		    path[start + 1] == '.')
+			return true;
+		start = end + 1;
+	}
+	return false;
+}
+
+ssize_t varsym_resolve_seed(const struct varsym_opts *o,
+			    const struct varsym_caller *c, char *out,
+			    size_t size)
+{
+	size_t plen = o->prefix_len;
+	ssize_t n = -ENOENT;
+
+	if (size <= plen)
+		return -ENAMETOOLONG;
+	if (!c->secure)
+		n = c->getenv(c->ctx, o->var, o->var_len, out + plen,
+			      size - 1 - plen);
+	if (n > 0) {
+		memcpy(out, o->prefix, plen);
+		out[plen + n] = '\0';
+		if (plen && dotdot_from(out, plen + n, plen)) {
+			varsym_note(c, o->var, o->var_len, VARSYM_FROM_REFUSED,
+			     out + plen, n);
+			return -EACCES;
+		}
+		varsym_note(c, o->var, o->var_len, VARSYM_FROM_ENV, out + plen, n);
+		return plen + n;
+	}
+	if (n < 0 && n != -ENOENT)
+		return n;
+	if (!(o->given & VARSYM_OPT_DEFAULT)) {
+		varsym_note(c, o->var, o->var_len, VARSYM_FROM_NOTHING, NULL, 0);
+		return c->secure ? -EACCES : -ENOENT;
+	}
+	if (plen + o->dflt_len >= size)
+		return -ENAMETOOLONG;
+	varsym_note(c, o->var, o->var_len, VARSYM_FROM_DEFAULT, o->dflt, o->dflt_len);
+	memcpy(out, o->prefix, plen);
+	memcpy(out + plen, o->dflt, o->dflt_len + 1);
+	return plen + o->dflt_len;
+}

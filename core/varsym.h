@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * varsym.h - the shared core of varsymfs.
+ *
+ * Everything that both the kernel module and the FUSE daemon must agree on
+ * lives behind this header: variable names, the environment-block scanner,
+ * the mount-option parser, seed-mode resolution and templates.  The core
+ * never allocates, never sleeps and never touches a process: the callers
+ * bring the bytes of the environment and a buffer for the answer.
+ */
+#ifndef VARSYM_H
+#define VARSYM_H
+
+#include "varsym_port.h"
+
+#define VARSYM_NAME_MAX 255	/* longest variable name, in bytes */
+#define VARSYM_NEST_MAX 8	/* deepest ${...} nesting in a template */
+#define VARSYM_MSG_MAX 256	/* room for an option error message */
+
+/* [A-Za-z_][A-Za-z0-9_]*, 1 to VARSYM_NAME_MAX bytes. */
+bool varsym_name_valid(const char *name, size_t len);
+
+/*
+ * Environment scanner.  An environment block is a run of NUL-terminated
+ * NAME=value entries with an explicit end (as /proc/PID/environ or the
+ * [env_start, env_end) area of a process); the last entry may lack its NUL.
+ * The block is fed in chunks of any size, so a fixed buffer scans a block of
+ * any size.  The first entry for the name wins, as with getenv(3).
+ */
+enum varsym_scan_state {
+	VARSYM_SCAN_NAME,	/* matching the name of the current entry */
+	VARSYM_SCAN_SKIP,	/* not our entry: skipping to its NUL */
+	VARSYM_SCAN_VALUE,	/* copying our value */
+	VARSYM_SCAN_FOUND,	/* done: value complete */
+	VARSYM_SCAN_TOOLONG,	/* done: value larger than the buffer */
+};
+
+struct varsym_env_scan {
+	const char *name;
+	size_t name_len;
+	char *buf;		/* receives the value, not NUL-terminated */
+	size_t size;
+	size_t len;		/* value bytes collected */
+	size_t pos;		/* name bytes matched in the current entry */
+	enum varsym_scan_state state;
+};
+
+void varsym_env_scan_init(struct varsym_env_scan *s, const char *name,
+			  size_t name_len, char *buf, size_t size);
+/* Returns true once the answer is known: feed no more. */
+bool varsym_env_scan_feed(struct varsym_env_scan *s, const char *chunk,
+			  size_t len);
+/*
+ * After the last chunk (or a true from feed): the value's length (0 when
+ * set but empty), -ENOENT when unset, -ENAMETOOLONG when it did not fit.
+ */
+ssize_t varsym_env_scan_result(const struct varsym_env_scan *s);
+/* The three steps above for a block held in memory. */
+ssize_t varsym_env_lookup(const char *env, size_t env_len, const char *name,
+			  size_t name_len, char *buf, size_t size);
+
+/*
+ * How a value was chosen, reported to an optional note() hook so that
+ * `varsym explain` can tell a person; the file systems pass no hook.
+ */
+enum varsym_source {
+	VARSYM_FROM_ENV,	/* the caller's environment */
+	VARSYM_FROM_DEFAULT,	/* unset, empty or secure-exec: the default */
+	VARSYM_FROM_NOTHING,	/* unset, empty or secure-exec, no default */
+	VARSYM_FROM_REFUSED,	/* set, but refused (a ".." under a prefix) */
+};
+
+/*
+ * The process a link is resolved for.  getenv() copies the value of a
+ * variable into buf (at most size bytes, no NUL) and returns its length,
+ * 0 for an empty value, -ENOENT when unset, -ENAMETOOLONG when it does not
+ * fit, or another -errno that ends the resolution.  A secure-exec caller
+ * (AT_SECURE) never has getenv() called: every variable is unset for it.
+ */
+struct varsym_caller {
+	ssize_t (*getenv)(void *ctx, const char *name, size_t name_len,
+			  char *buf, size_t size);
+	void (*note)(void *ctx, const char *name, size_t name_len,
+		     enum varsym_source from, const char *value,
+		     size_t value_len);
+	void *ctx;
+	bool secure;
+};
+
+/*
+ * Mount options, one parser for both implementations.  Fixed arrays keep
+ * the core free of allocation; a mount holds one of these.
+ */
+enum varsym_opt_bits {
+	VARSYM_OPT_VAR = 1 << 0,
+	VARSYM_OPT_DEFAULT = 1 << 1,
+	VARSYM_OPT_PREFIX = 1 << 2,
+	VARSYM_OPT_UID = 1 << 3,
+	VARSYM_OPT_GID = 1 << 4,
+	VARSYM_OPT_MODE = 1 << 5,
+};
+
+struct varsym_opts {
+	unsigned int given;	/* VARSYM_OPT_* seen so far */
+	unsigned int uid, gid;	/* template mode: owner of the directory */
+	unsigned int mode;	/* template mode: its permission bits */
+	size_t var_len, prefix_len, dflt_len;
+	char var[VARSYM_NAME_MAX + 1];
+	char prefix[VARSYM_PATH_MAX];
+	char dflt[VARSYM_PATH_MAX];
+};
+
+#define VARSYM_TEMPLATE_MODE_DEFAULT 0755
+#define VARSYM_SEED_ROOT_MODE 0555
+
+/* parse_one() returns this for an option that belongs to the mount layer. */
+#define VARSYM_OPT_FOREIGN 1
+
+void varsym_opts_init(struct varsym_opts *o);
+/*
+ * One option: key with its value, or value NULL for a bare word.  Returns 0
+ * when taken, VARSYM_OPT_FOREIGN for a generic mount or FUSE option that the
+ * caller's layer handles (a bare word is a variable only when it is not
+ * one), or -EINVAL with a message naming the option in msg.
+ */
+int varsym_opts_parse_one(struct varsym_opts *o, const char *key,
+			  const char *value, char *msg, size_t size);
+/* Checks the options as a whole once all are parsed: 0 or -EINVAL + msg. */
+int varsym_opts_finish(const struct varsym_opts *o, char *msg, size_t size);
+/* Calls show(ctx, key, value) for each option in force, in a fixed order. */
+void varsym_opts_show(const struct varsym_opts *o,
+		      void (*show)(void *ctx, const char *key,
+				   const char *value),
+		      void *ctx);
+
+static inline bool varsym_opts_seed_mode(const struct varsym_opts *o)
+{
+	return o->given & VARSYM_OPT_VAR;
+}
+
+/*
+ * Resolution.  Both write a NUL-terminated target into out (size bytes,
+ * normally VARSYM_PATH_MAX) and return its length, or:
+ *   -ENOENT        unset or empty and no default (or an empty result)
+ *   -EACCES        secure-exec with no default, or a refused value
+ *   -ENAMETOOLONG  the target would be longer than size - 1 bytes
+ *   -EINVAL        a malformed template
+ *   or an error from caller->getenv().
+ */
+ssize_t varsym_resolve_seed(const struct varsym_opts *o,
+			    const struct varsym_caller *caller, char *out,
+			    size_t size);
+ssize_t varsym_template_expand(const char *tmpl, size_t len,
+			       const struct varsym_caller *caller, char *out,
+			       size_t size);
+/* 0 when tmpl is a well-formed template symlink(2) may store, or -EINVAL. */
+int varsym_template_check(const char *tmpl, size_t len);
+
+#endif /* VARSYM_H */

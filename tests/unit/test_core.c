@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * test_core.c - table-driven unit tests of the shared core.
+ *
+ * One row per behaviour, one more for every bug fixed.  Each failure prints
+ * the row and what came out; the last line is "N passed, N failed".
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "varsym.h"
+
+static int passed, failed;
+
+static void VARSYM_PRINTF(2, 3) check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		passed++;
+		return;
+	}
+	failed++;
+	fprintf(stderr, "FAIL: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char *err_name(ssize_t e)
+{
+	static char buf[32];
+
+	switch (e) {
+	case -ENOENT: return "ENOENT";
+	case -EACCES: return "EACCES";
+	case -EINVAL: return "EINVAL";
+	case -ENAMETOOLONG: return "ENAMETOOLONG";
+	case -EFAULT: return "EFAULT";
+	}
+	snprintf(buf, sizeof(buf), "%zd", e);
+	return buf;
+}
+
+/* A string literal with embedded NULs, as pointer and exact length. */
+#define BLOCK(s) s, sizeof(s) - 1
+
+/* ---- names ---- */
+
+static void test_names(void)
+{
+	static const struct {
+		const char *name;
+		bool valid;
+	} rows[] = {
+		{ "A", true }, { "_", true }, { "a1_B", true },
+		{ "UNIVERSE", true }, { "", false }, { "1A", false },
+		{ "A-B", false }, { "A=B", false }, { "A B", false },
+		{ "\xc3\xa9", false },
+	};
+	char long_name[VARSYM_NAME_MAX + 2];
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		check(varsym_name_valid(rows[i].name, strlen(rows[i].name)) ==
+		      rows[i].valid, "name_valid(\"%s\") != %d", rows[i].name,
+		      rows[i].valid);
+	memset(long_name, 'x', sizeof(long_name));
+	check(varsym_name_valid(long_name, VARSYM_NAME_MAX),
+	      "a name of 255 bytes is valid");
+	check(!varsym_name_valid(long_name, VARSYM_NAME_MAX + 1),
+	      "a name of 256 bytes is invalid");
+}
+
+/* ---- environment blocks ---- */
+
+struct env_row {
+	const char *env;
+	size_t env_len;
+	const char *name;
+	size_t bufsize;
+	ssize_t result;		/* length, or -errno */
+	const char *value;	/* expected bytes when result >= 0 */
+};
+
+static const struct env_row env_rows[] = {
+	{ BLOCK("A=1\0B=2\0"), "B", 64, 1, "2" },
+	{ BLOCK("A=1\0B=2\0"), "A", 64, 1, "1" },
+	{ BLOCK("A=1\0A=2\0"), "A", 64, 1, "1" },	/* first wins */
+	{ BLOCK("A=\0A=2\0"), "A", 64, 0, "" },	/* set but empty */
+	{ BLOCK("A\0A=5\0"), "A", 64, 1, "5" },	/* entry without '=' */
+	{ BLOCK("AB=1\0A=2\0"), "A", 64, 1, "2" },	/* longer name */
+	{ BLOCK("A=1\0"), "AB", 64, -ENOENT, NULL },	/* shorter name */
+	{ BLOCK("XA=1\0"), "A", 64, -ENOENT, NULL },
+	{ BLOCK("A=1\0B=xyz"), "B", 64, 3, "xyz" },	/* no final NUL */
+	{ BLOCK("A=1\0B"), "B", 64, -ENOENT, NULL },
+	{ BLOCK("A=1\0B="), "B", 64, 0, "" },
+	{ BLOCK(""), "A", 64, -ENOENT, NULL },
+	{ BLOCK("\0\0\0A=1\0"), "A", 64, 1, "1" },	/* empty entries */
+	{ BLOCK("=A=1\0A=2\0"), "A", 64, 1, "2" },
+	{ BLOCK("A=b=c\0"), "A", 64, 3, "b=c" },
+	{ BLOCK("A==\0"), "A", 64, 1, "=" },
+	{ BLOCK("A=\xff\x01\x80\0"), "A", 64, 3, "\xff\x01\x80" },
+	{ BLOCK("A=1234\0"), "A", 4, 4, "1234" },	/* exactly fits */
+	{ BLOCK("A=12345\0"), "A", 4, -ENAMETOOLONG, NULL },
+	{ BLOCK("A=12345\0A=1\0"), "A", 4, -ENAMETOOLONG, NULL },
+	{ BLOCK("B=12345\0A=1\0"), "A", 4, 1, "1" },	/* others any size */
+	{ BLOCK("a=1\0A=2\0"), "A", 64, 1, "2" },	/* case matters */
+};
+
+/* Feeds the block in chunks of a given size, as the kernel and daemon do. */
+static ssize_t lookup_chunked(const struct env_row *r, size_t chunk,
+			      char *buf)
+{
+	struct varsym_env_scan s;
+	size_t off = 0;
+
+	varsym_env_scan_init(&s, r->name, strlen(r->name), buf, r->bufsize);
+	while (off < r->env_len) {
+		size_t n = r->env_len - off < chunk ? r->env_len - off : chunk;
+
+		if (varsym_env_scan_feed(&s, r->env + off, n))
+			break;
+		off += n;
+	}
+	return varsym_env_scan_result(&s);
+}
+
+static void test_env(void)
+{
+	static const size_t chunks[] = { 1, 2, 3, 7, 256 };
+	char buf[64];
+	size_t i, j;
+
+	for (i = 0; i < sizeof(env_rows) / sizeof(env_rows[0]); i++) {
+		const struct env_row *r = &env_rows[i];
+
+		for (j = 0; j < sizeof(chunks) / sizeof(chunks[0]); j++) {
+			ssize_t n = lookup_chunked(r, chunks[j], buf);
+
+			check(n == r->result && (n < 0 ||
+			      !memcmp(buf, r->value, n)),
+			      "env row %zu (%s), chunk %zu: got %s", i,
+			      r->name, chunks[j], err_name(n));
+		}
+		check(varsym_env_lookup(r->env, r->env_len, r->name,
+					strlen(r->name), buf, r->bufsize) ==
+		      r->result, "env_lookup row %zu", i);
+	}
+}
+
+/* A variable after a megabyte of others is still found, through 256 bytes. */
+static void test_env_large(void)
+{
+	size_t big = (1 << 20) + 17, off = 0, len;
+	char *env = malloc(big + 64), buf[16];
+	struct varsym_env_scan s;
+
+	if (!env)
+		abort();
+	memset(env, 'x', big);
+	memcpy(env, "A", 1);		/* "Axxxx...": not A= */
+	env[big / 2] = '\0';
+	env[big - 1] = '\0';
+	len = big + sprintf(env + big, "A=found");
+	varsym_env_scan_init(&s, "A", 1, buf, sizeof(buf));
+	while (off < len && !varsym_env_scan_feed(&s, env + off,
+			len - off < 256 ? len - off : 256))
+		off += 256;
+	check(varsym_env_scan_result(&s) == 5 && !memcmp(buf, "found", 5),
+	      "a variable after 1 MiB of environment is found");
+	free(env);
+}
+
+/* ---- options ---- */
+
+struct opt_row {
+	const char *opts;	/* comma-separated, as mount -o */
+	int result;		/* of parse_one/finish: 0 or -EINVAL */
+	const char *msg;	/* expected message, or shown options */
+};
+
+static const struct opt_row opt_rows[] = {
+	{ "UNIVERSE", 0, "var=UNIVERSE" },
+	{ "var=UNIVERSE", 0, "var=UNIVERSE" },
+	{ "UNIVERSE,prefix=/universes/,default=ucb", 0,
+	  "var=UNIVERSE,prefix=/universes/,default=ucb" },
+	{ "default=/ucb,UNIVERSE", 0, "var=UNIVERSE,default=/ucb" },
+	{ "rw,UNIVERSE,nosuid,allow_other,x-systemd.automount", 0,
+	  "var=UNIVERSE" },
+	{ "var=allow_other", 0, "var=allow_other" },
+	{ "", 0, "" },
+	{ "uid=1000,gid=100,mode=1777", 0, "uid=1000,gid=100,mode=1777" },
+	{ "mode=755", 0, "" },
+	{ "uid=4294967294", 0, "uid=4294967294" },
+	{ "UNIVERSE,OTHER", -EINVAL,
+	  "variable given twice: 'UNIVERSE' and 'OTHER'" },
+	{ "var=A,B", -EINVAL, "variable given twice: 'A' and 'B'" },
+	{ "1abc", -EINVAL, "unknown option or invalid variable name '1abc'" },
+	{ "foo.bar", -EINVAL,
+	  "unknown option or invalid variable name 'foo.bar'" },
+	{ "var=1abc", -EINVAL, "invalid variable name in 'var=1abc'" },
+	{ "var=", -EINVAL, "invalid variable name in 'var='" },
+	{ "foo=bar", -EINVAL, "unknown option 'foo=bar'" },
+	{ "A,prefix=", -EINVAL, "empty value in 'prefix='" },
+	{ "A,default=", -EINVAL, "empty value in 'default='" },
+	{ "A,default", -EINVAL, "option 'default' needs a value ('default=...')" },
+	{ "var", -EINVAL, "option 'var' needs a value ('var=...')" },
+	{ "A,default=x,default=y", -EINVAL, "option 'default=' given twice" },
+	{ "A,prefix=/a,prefix=/b", -EINVAL, "option 'prefix=' given twice" },
+	{ "default=x", -EINVAL,
+	  "option 'default=' needs a variable (-o NAME or var=NAME); without one the mount is in template mode" },
+	{ "prefix=/u/", -EINVAL,
+	  "option 'prefix=' needs a variable (-o NAME or var=NAME); without one the mount is in template mode" },
+	{ "A,mode=700", -EINVAL,
+	  "option 'mode=' applies only to template mode (no variable), but variable 'A' is given" },
+	{ "uid=0,A", -EINVAL,
+	  "option 'uid=' applies only to template mode (no variable), but variable 'A' is given" },
+	{ "mode=8", -EINVAL, "invalid value in 'mode=8'" },
+	{ "mode=17777", -EINVAL, "invalid value in 'mode=17777'" },
+	{ "uid=-1", -EINVAL, "invalid value in 'uid=-1'" },
+	{ "uid=4294967295", -EINVAL, "invalid value in 'uid=4294967295'" },
+	{ "uid=", -EINVAL, "invalid value in 'uid='" },
+	{ "gid=1x", -EINVAL, "invalid value in 'gid=1x'" },
+	{ "uid=1,uid=2", -EINVAL, "option 'uid=' given twice" },
+};
+
+struct shown {
+	char text[2 * VARSYM_PATH_MAX + 512];
+};
+
+static void show_one(void *ctx, const char *key, const char *value)
+{
+	struct shown *s = ctx;
+	size_t n = strlen(s->text);
+
+	snprintf(s->text + n, sizeof(s->text) - n, "%s%s=%s", n ? "," : "",
+		 key, value);
+}
+
+/* Parses "a,b=c" the way mount(8) splits -o, into o; returns 0 or -EINVAL. */
+static int parse_opts(const char *opts, struct varsym_opts *o, char *msg)
+{
+	char *copy = strdup(opts), *save = NULL, *tok;
+	int ret = 0;
+
+	varsym_opts_init(o);
+	msg[0] = '\0';
+	for (tok = strtok_r(copy, ",", &save); tok && !ret;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (eq)
+			*eq++ = '\0';
+		ret = varsym_opts_parse_one(o, tok, eq, msg, VARSYM_MSG_MAX);
+		if (ret == VARSYM_OPT_FOREIGN)
+			ret = 0;
+	}
+	free(copy);
+	if (!ret)
+		ret = varsym_opts_finish(o, msg, VARSYM_MSG_MAX);
+	return ret;
+}
+
+static void test_options(void)
+{
+	static struct varsym_opts o;
+	static struct shown shown;
+	char msg[VARSYM_MSG_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(opt_rows) / sizeof(opt_rows[0]); i++) {
+		const struct opt_row *r = &opt_rows[i];
+		int ret = parse_opts(r->opts, &o, msg);
+
+		if (ret == 0) {
+			shown.text[0] = '\0';
+			varsym_opts_show(&o, show_one, &shown);
+		}
+		check(ret == r->result &&
+		      !strcmp(ret ? msg : shown.text, r->msg),
+		      "options \"%s\": got %d \"%s\"", r->opts, ret,
+		      ret ? msg : shown.text);
+	}
+	check(varsym_opts_parse_one(&o, "rw", NULL, msg, sizeof(msg)) ==
+	      VARSYM_OPT_FOREIGN, "rw is left to the mount layer");
+	check(varsym_opts_parse_one(&o, "source", "none", msg, sizeof(msg)) ==
+	      VARSYM_OPT_FOREIGN, "source is left to the mount layer");
+}
+
+static void test_options_limits(void)
+{
+	static struct varsym_opts o;
+	char msg[VARSYM_MSG_MAX], *opts = malloc(2 * VARSYM_PATH_MAX + 64);
+	int ret;
+
+	if (!opts)
+		abort();
+	memset(opts, 'N', VARSYM_NAME_MAX + 1);
+	opts[VARSYM_NAME_MAX + 1] = '\0';
+	ret = parse_opts(opts, &o, msg);
+	check(ret == -EINVAL && strstr(msg, "is longer than 255 bytes"),
+	      "a 256-byte variable name is refused: %s", msg);
+	opts[VARSYM_NAME_MAX] = '\0';
+	check(parse_opts(opts, &o, msg) == 0 && o.var_len == VARSYM_NAME_MAX,
+	      "a 255-byte variable name is taken");
+
+	strcpy(opts, "A,prefix=/");
+	memset(opts + 10, 'p', VARSYM_PATH_MAX - 2);
+	strcpy(opts + 10 + VARSYM_PATH_MAX - 2, ",default=d");
+	ret = parse_opts(opts, &o, msg);
+	check(ret == -EINVAL && strstr(msg, "together are longer"),
+	      "prefix + default beyond PATH_MAX - 1 is refused: %s", msg);
+	strcpy(opts, "A,prefix=/");
+	memset(opts + 10, 'p', VARSYM_PATH_MAX - 1);
+	opts[10 + VARSYM_PATH_MAX - 1] = '\0';
+	ret = parse_opts(opts, &o, msg);
+	check(ret == -EINVAL && strstr(msg, "longer than PATH_MAX - 1"),
+	      "a prefix of PATH_MAX bytes is refused: %s", msg);
+	free(opts);
+}
+
+/* ---- seed resolution and templates ---- */
+
+struct test_env {
+	const char *env;
+	size_t len;
+	int fail;		/* getenv() returns this if non-zero */
+	char notes[512];	/* what note() was told */
+};
+
+static ssize_t test_getenv(void *ctx, const char *name, size_t len,
+			   char *buf, size_t size)
+{
+	struct test_env *e = ctx;
+
+	if (e->fail)
+		return e->fail;
+	return varsym_env_lookup(e->env, e->len, name, len, buf, size);
+}
+
+static void test_note(void *ctx, const char *name, size_t len,
+		      enum varsym_source from, const char *value,
+		      size_t value_len)
+{
+	static const char *const names[] = { "env", "default", "nothing",
+					     "refused" };
+	struct test_env *e = ctx;
+	size_t n = strlen(e->notes);
+
+	snprintf(e->notes + n, sizeof(e->notes) - n, "%s%.*s:%s=%.*s",
+		 n ? " " : "", (int)len, name, names[from], (int)value_len,
+		 value ? value : "");
+}
+
+struct resolve_row {
+	const char *what;	/* options (seed) or template */
+	const char *env;
+	size_t env_len;
+	bool secure;
+	ssize_t result;		/* -errno, or 1 for "see expect" */
+	const char *expect;
+	const char *notes;	/* NULL: not checked */
+};
+
+#define OK(s) 1, s
+
+static const struct resolve_row seed_rows[] = {
+	{ "UNIVERSE", BLOCK("UNIVERSE=/att\0"), false, OK("/att"),
+	  "UNIVERSE:env=/att" },
+	{ "UNIVERSE", BLOCK("HOME=/\0"), false, -ENOENT, NULL,
+	  "UNIVERSE:nothing=" },
+	{ "UNIVERSE", BLOCK("UNIVERSE=\0"), false, -ENOENT, NULL, NULL },
+	{ "UNIVERSE,default=/ucb", BLOCK(""), false, OK("/ucb"),
+	  "UNIVERSE:default=/ucb" },
+	{ "UNIVERSE,default=/ucb", BLOCK("UNIVERSE=\0"), false, OK("/ucb"),
+	  NULL },
+	{ "UNIVERSE,default=/ucb", BLOCK("UNIVERSE=/att\0"), false,
+	  OK("/att"), NULL },
+	{ "UNIVERSE,prefix=/universes/", BLOCK("UNIVERSE=att\0"), false,
+	  OK("/universes/att"), NULL },
+	{ "UNIVERSE,prefix=/universes/,default=ucb", BLOCK(""), false,
+	  OK("/universes/ucb"), NULL },
+	{ "U,prefix=/u/", BLOCK("U=../etc\0"), false, -EACCES, NULL,
+	  "U:refused=../etc" },
+	{ "U,prefix=/u/", BLOCK("U=a/../b\0"), false, -EACCES, NULL, NULL },
+	{ "U,prefix=/u/", BLOCK("U=a/..\0"), false, -EACCES, NULL, NULL },
+	{ "U,prefix=/u/", BLOCK("U=..\0"), false, -EACCES, NULL, NULL },
+	{ "U,prefix=/u/", BLOCK("U=a//..//b\0"), false, -EACCES, NULL, NULL },
+	{ "U,prefix=/u/", BLOCK("U=...\0"), false, OK("/u/..."), NULL },
+	{ "U,prefix=/u/", BLOCK("U=..a\0"), false, OK("/u/..a"), NULL },
+	{ "U,prefix=/u/", BLOCK("U=a..\0"), false, OK("/u/a.."), NULL },
+	{ "U,prefix=/u/", BLOCK("U=./a\0"), false, OK("/u/./a"), NULL },
+	{ "U,prefix=/u/.", BLOCK("U=./a\0"), false, -EACCES, NULL, NULL },
+	{ "U,prefix=/u/.", BLOCK("U=.\0"), false, -EACCES, NULL, NULL },
+	{ "U,prefix=/u/../", BLOCK("U=a\0"), false, OK("/u/../a"), NULL },
+	{ "U,prefix=/u", BLOCK("U=x\0"), false, OK("/ux"), NULL },
+	{ "U", BLOCK("U=../etc\0"), false, OK("../etc"), NULL },
+	{ "U,default=d", BLOCK("U=x\0"), true, OK("d"), "U:default=d" },
+	{ "U", BLOCK("U=x\0"), true, -EACCES, NULL, "U:nothing=" },
+	{ "U,prefix=/p/,default=d", BLOCK("U=x\0"), true, OK("/p/d"), NULL },
+	{ "U,default=/d", BLOCK("U=\xff\x01\0"), false, OK("\xff\x01"), NULL },
+};
+
+static const struct resolve_row template_rows[] = {
+	{ "/opt/perl/${PERL_VERSION:-5.22.1}/lib",
+	  BLOCK("PERL_VERSION=5.24.0\0"), false, OK("/opt/perl/5.24.0/lib"),
+	  "PERL_VERSION:env=5.24.0" },
+	{ "/opt/perl/${PERL_VERSION:-5.22.1}/lib", BLOCK(""), false,
+	  OK("/opt/perl/5.22.1/lib"), "PERL_VERSION:default=5.22.1" },
+	{ "/opt/perl/${PERL_VERSION:-5.22.1}/lib", BLOCK("PERL_VERSION=\0"),
+	  false, OK("/opt/perl/5.22.1/lib"), NULL },
+	{ "/opt/perl/${PERL_VERSION:-5.22.1}/lib",
+	  BLOCK("PERL_VERSION=5.24.0\0"), true, OK("/opt/perl/5.22.1/lib"),
+	  NULL },
+	{ "${A}", BLOCK("A=x\0"), false, OK("x"), NULL },
+	{ "${A}", BLOCK(""), false, -ENOENT, NULL, "A:nothing=" },
+	{ "${A}", BLOCK("A=\0"), false, -ENOENT, NULL, NULL },
+	{ "${A}", BLOCK("A=x\0"), true, -EACCES, NULL, NULL },
+	{ "/${A}/${B}/${A}", BLOCK("A=a\0B=b\0"), false, OK("/a/b/a"), NULL },
+	{ "/${A}/${B}", BLOCK("A=a\0"), false, -ENOENT, NULL, NULL },
+	{ "${A:-${B:-c}}", BLOCK("A=a\0B=b\0"), false, OK("a"), "A:env=a" },
+	{ "${A:-${B:-c}}", BLOCK("B=b\0"), false, OK("b"),
+	  "B:env=b A:default=b" },
+	{ "${A:-${B:-c}}", BLOCK(""), false, OK("c"),
+	  "B:default=c A:default=c" },
+	{ "${A:-${B}}", BLOCK("A=a\0"), false, OK("a"), NULL },
+	{ "${A:-${B}}", BLOCK(""), false, -ENOENT, NULL, NULL },
+	{ "${A:-x${B:-y}z}w", BLOCK(""), false, OK("xyzw"), NULL },
+	{ "${A:-}", BLOCK(""), false, -ENOENT, NULL, NULL },
+	{ "/x${A:-}", BLOCK(""), false, OK("/x"), NULL },
+	{ "$$", BLOCK(""), false, OK("$"), NULL },
+	{ "$$$", BLOCK(""), false, OK("$$"), NULL },
+	{ "$${A}", BLOCK("A=x\0"), false, OK("${A}"), NULL },
+	{ "$", BLOCK(""), false, OK("$"), NULL },
+	{ "a$", BLOCK(""), false, OK("a$"), NULL },
+	{ "a$b", BLOCK(""), false, OK("a$b"), NULL },
+	{ "$A", BLOCK("A=x\0"), false, OK("$A"), NULL },
+	{ "}", BLOCK(""), false, OK("}"), NULL },
+	{ "a}b{", BLOCK(""), false, OK("a}b{"), NULL },
+	{ "${A:-}}", BLOCK(""), false, OK("}"), NULL },
+	{ "${A:-a:-b}", BLOCK(""), false, OK("a:-b"), NULL },
+	{ "${A:-$$}", BLOCK(""), false, OK("$"), NULL },
+	{ "${A}", BLOCK("A=${B}\0B=x\0"), false, OK("${B}"), NULL },
+	{ "${A", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${}", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${1A}", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${A-x}", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${A:x}", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${A:}", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${A:-x", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${A.B}", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${A:-${B}", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "x${ A}", BLOCK(""), false, -EINVAL, NULL, NULL },
+	{ "${A:-${B:-${C:-${D:-${E:-${F:-${G:-${H}}}}}}}}", BLOCK("H=8\0"),
+	  false, OK("8"), NULL },
+	{ "${A:-${B:-${C:-${D:-${E:-${F:-${G:-${H:-x}}}}}}}}", BLOCK(""),
+	  false, OK("x"), NULL },
+	{ "${A:-${B:-${C:-${D:-${E:-${F:-${G:-${H:-${I}}}}}}}}}", BLOCK(""),
+	  false, -EINVAL, NULL, NULL },
+	{ "${A:-${B:-${C:-${D:-${E:-${F:-${G:-${H:-${I}}}}}}}}}",
+	  BLOCK("A=a\0"), false, -EINVAL, NULL, NULL },
+	{ "${A}${B:-${C:-${D:-${E:-${F:-${G:-${H:-${I:-x}}}}}}}}",
+	  BLOCK("A=a\0"), false, OK("ax"), NULL },
+};
+
+static void run_rows(const struct resolve_row *rows, size_t n, bool seed)
+{
+	static struct varsym_opts o;
+	char out[VARSYM_PATH_MAX], msg[VARSYM_MSG_MAX];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct resolve_row *r = &rows[i];
+		struct test_env e = { .env = r->env, .len = r->env_len };
+		struct varsym_caller c = {
+			.getenv = test_getenv,
+			.note = test_note,
+			.ctx = &e,
+			.secure = r->secure,
+		};
+		ssize_t got, want = r->result;
+
+		if (seed) {
+			if (parse_opts(r->what, &o, msg)) {
+				check(false, "seed row %zu: options: %s", i,
+				      msg);
+				continue;
+			}
+			got = varsym_resolve_seed(&o, &c, out, sizeof(out));
+		} else {
+			got = varsym_template_expand(r->what, strlen(r->what),
+						     &c, out, sizeof(out));
+		}
+		if (want == 1)
+			want = strlen(r->expect);
+		check(got == want && (got < 0 || !strcmp(out, r->expect)) &&
+		      (!r->notes || !strcmp(e.notes, r->notes)),
+		      "%s \"%s\" secure=%d: got %s \"%s\" notes \"%s\"",
+		      seed ? "seed" : "template", r->what, r->secure,
+		      err_name(got), got > 0 ? out : "", e.notes);
+		if (!seed)
+			check(varsym_template_check(r->what, strlen(r->what)) ==
+			      (got == -EINVAL ? -EINVAL : 0),
+			      "template_check(\"%s\")", r->what);
+	}
+}
+
+/* Lengths around PATH_MAX - 1, and getenv() failures passed through. */
+static void test_limits(void)
+{
+	static struct varsym_opts o;
+	static char env[2 * VARSYM_PATH_MAX], tmpl[VARSYM_PATH_MAX + 2];
+	static char out[VARSYM_PATH_MAX];
+	struct test_env e = { .env = env };
+	struct varsym_caller c = { .getenv = test_getenv, .ctx = &e };
+	char msg[VARSYM_MSG_MAX];
+	ssize_t got;
+
+	/* a value of 4095 bytes fits, 4096 does not */
+	memcpy(env, "U=", 2);
+	memset(env + 2, 'v', VARSYM_PATH_MAX);
+	e.len = 2 + VARSYM_PATH_MAX - 1;
+	parse_opts("U", &o, msg);
+	got = varsym_resolve_seed(&o, &c, out, sizeof(out));
+	check(got == VARSYM_PATH_MAX - 1 && strlen(out) == (size_t)got,
+	      "seed: a value of PATH_MAX - 1 bytes resolves (%s)",
+	      err_name(got));
+	e.len = 2 + VARSYM_PATH_MAX;
+	got = varsym_resolve_seed(&o, &c, out, sizeof(out));
+	check(got == -ENAMETOOLONG, "seed: a value of PATH_MAX bytes: %s",
+	      err_name(got));
+	parse_opts("U,prefix=/p/", &o, msg);
+	e.len = 2 + VARSYM_PATH_MAX - 4;
+	got = varsym_resolve_seed(&o, &c, out, sizeof(out));
+	check(got == VARSYM_PATH_MAX - 1, "seed: prefix + value = 4095: %s",
+	      err_name(got));
+	e.len++;
+	got = varsym_resolve_seed(&o, &c, out, sizeof(out));
+	check(got == -ENAMETOOLONG, "seed: prefix + value = 4096: %s",
+	      err_name(got));
+
+	/* templates: 4095 bytes are a template, 4096 are not */
+	memset(tmpl, 't', VARSYM_PATH_MAX);
+	check(varsym_template_check(tmpl, VARSYM_PATH_MAX - 1) == 0,
+	      "a template of PATH_MAX - 1 bytes is valid");
+	check(varsym_template_check(tmpl, VARSYM_PATH_MAX) == -EINVAL,
+	      "a template of PATH_MAX bytes is refused");
+	got = varsym_template_expand(tmpl, VARSYM_PATH_MAX - 1, &c, out,
+				     sizeof(out));
+	check(got == VARSYM_PATH_MAX - 1, "a 4095-byte literal expands");
+
+	/* ${U}${U} with 3000 bytes each: too long */
+	e.len = 2 + 3000;
+	got = varsym_template_expand("${U}${U}", 8, &c, out, sizeof(out));
+	check(got == -ENAMETOOLONG, "template: result too long: %s",
+	      err_name(got));
+	got = varsym_template_expand("${U:-x}", 7, &c, out, 3000);
+	check(got == -ENAMETOOLONG, "template: value beyond the buffer: %s",
+	      err_name(got));
+
+	/* a 255-byte name in a template is fine, 256 is not */
+	memcpy(tmpl, "${", 2);
+	memset(tmpl + 2, 'N', VARSYM_NAME_MAX);
+	memcpy(tmpl + 2 + VARSYM_NAME_MAX, ":-d}", 4);
+	check(varsym_template_check(tmpl, VARSYM_NAME_MAX + 6) == 0,
+	      "a 255-byte name in a template");
+	memset(tmpl + 2, 'N', VARSYM_NAME_MAX + 1);
+	memcpy(tmpl + 3 + VARSYM_NAME_MAX, ":-d}", 4);
+	check(varsym_template_check(tmpl, VARSYM_NAME_MAX + 7) == -EINVAL,
+	      "a 256-byte name in a template");
+
+	/* errors of getenv() end the resolution unchanged */
+	e.fail = -EFAULT;
+	parse_opts("U,default=d", &o, msg);
+	check(varsym_resolve_seed(&o, &c, out, sizeof(out)) == -EFAULT,
+	      "seed: a getenv() error is passed through");
+	check(varsym_template_expand("${U:-d}", 7, &c, out, sizeof(out)) ==
+	      -EFAULT, "template: a getenv() error is passed through");
+	c.secure = true;
+	check(varsym_resolve_seed(&o, &c, out, sizeof(out)) == 1,
+	      "seed: secure-exec never asks getenv()");
+}
+
+int main(void)
+{
+	test_names();
+	test_env();
+	test_env_large();
+	test_options();
+	test_options_limits();
+	run_rows(seed_rows, sizeof(seed_rows) / sizeof(seed_rows[0]), true);
+	run_rows(template_rows,
+		 sizeof(template_rows) / sizeof(template_rows[0]), false);
+	test_limits();
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
