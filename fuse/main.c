@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * main.c - the varsymfs FUSE program: command line, mount, loop, unmount.
+ *
+ *   varsymfs [-f] [-d] [-s] [-o OPTIONS] [SOURCE] MOUNTPOINT
+ *
+ * Options are split three ways: varsymfs's own go to the shared core's
+ * parser (the kernel module uses the same one), FUSE's and mount(8)'s go on
+ * to libfuse, and SOURCE is accepted and ignored, as mount.fuse3 passes it.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs.h"
+
+#ifndef VARSYM_VERSION
+#define VARSYM_VERSION "unknown"
+#endif
+
+enum { KEY_HELP, KEY_VERSION };
+
+struct cmdline {
+	struct varsym_opts *opts;
+	const char *positional[2];	/* [SOURCE] MOUNTPOINT */
+	int npositional;
+	bool help, version, failed, allow_other;
+};
+
+static const struct fuse_opt cmdline_spec[] = {
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_END
+};
+
+static void usage(const char *progname)
+{
+	printf("usage: %s [-f] [-d] [-s] [-o OPTIONS] [SOURCE] MOUNTPOINT\n"
+	       "\n"
+	       "Mounts variant symbolic links: links whose target is chosen by an\n"
+	       "environment variable of the process that follows them.\n"
+	       "\n"
+	       "varsymfs options (-o, comma-separated; see varsymfs(5)):\n"
+	       "    NAME, var=NAME    seed mode: the link 'resolve' gives $NAME\n"
+	       "    default=VALUE     target when NAME is unset or empty, and for\n"
+	       "                      setuid (secure-exec) processes\n"
+	       "    prefix=PATH       prepended to the value and the default; a\n"
+	       "                      value with a '..' component is refused\n"
+	       "    uid=N,gid=N,mode=M  template mode (no NAME): owner and mode of\n"
+	       "                      the directory of links\n"
+	       "\n"
+	       "SOURCE is ignored (write 'none'). Run as root, the mount serves\n"
+	       "every user (allow_other is implied).\n"
+	       "\n", progname);
+}
+
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct cmdline *cl = data;
+	char msg[VARSYM_MSG_MAX], *copy, *value;
+	int ret;
+
+	(void)outargs;
+	switch (key) {
+	case KEY_HELP:
+		cl->help = true;
+		return 0;
+	case KEY_VERSION:
+		cl->version = true;
+		return 0;
+	case FUSE_OPT_KEY_NONOPT:
+		if (cl->npositional == 2) {
+			fprintf(stderr, "varsymfs: unexpected argument '%s'\n",
+				arg);
+			cl->failed = true;
+			return -1;
+		}
+		cl->positional[cl->npositional++] = arg;
+		return 0;
+	}
+	if (arg[0] == '-')		/* -f, -d, -s...: libfuse's */
+		return 1;
+	copy = strdup(arg);
+	if (!copy) {
+		cl->failed = true;
+		return -1;
+	}
+	value = strchr(copy, '=');
+	if (value)
+		*value++ = '\0';
+	ret = varsym_opts_parse_one(cl->opts, copy, value, msg, sizeof(msg));
+	if (ret == VARSYM_OPT_FOREIGN && !strcmp(copy, "allow_other"))
+		cl->allow_other = true;
+	free(copy);
+	if (ret < 0) {
+		fprintf(stderr, "varsymfs: %s\n", msg);
+		cl->failed = true;
+		return -1;
+	}
+	return ret == VARSYM_OPT_FOREIGN;	/* 1 keeps it for libfuse */
+}
+
+struct fsname {
+	char text[3 * VARSYM_PATH_MAX];
+	size_t len;
+};
+
+/* Appends key=value with ',' and '\' escaped for libfuse's -o parser. */
+static void fsname_add(void *ctx, const char *key, const char *value)
+{
+	struct fsname *f = ctx;
+	const char *s;
+
+	if (f->len && f->len < sizeof(f->text) - 2)
+		memcpy(f->text + f->len, "\\,", 2), f->len += 2;
+	for (s = key; *s && f->len < sizeof(f->text) - 2; s++)
+		f->text[f->len++] = *s;
+	if (f->len < sizeof(f->text) - 2)
+		f->text[f->len++] = '=';
+	for (s = value; *s && f->len < sizeof(f->text) - 3; s++) {
+		if (*s == ',' || *s == '\\')
+			f->text[f->len++] = '\\';
+		f->text[f->len++] = *s;
+	}
+	f->text[f->len] = '\0';
+}
+
+/*
+ * The options in force become the mount's source (fsname), the one free
+ * field FUSE shows in /proc/self/mountinfo: "var=UNIVERSE,default=/ucb".
+ */
+static int add_mount_options(struct fuse_args *args, struct vsfuse *fs,
+			     bool allow_other)
+{
+	static struct fsname name;
+	char *opt;
+	int ret;
+
+	name.len = 0;
+	name.text[0] = '\0';
+	varsym_opts_show(&fs->opts, fsname_add, &name);
+	if (asprintf(&opt, "-ofsname=%s", name.len ? name.text : "varsymfs") < 0)
+		return -1;
+	ret = fuse_opt_add_arg(args, opt);
+	free(opt);
+	if (ret || fuse_opt_add_arg(args, "-osubtype=varsymfs") ||
+	    fuse_opt_add_arg(args, "-odefault_permissions"))
+		return -1;
+	fs->serves_others = allow_other || geteuid() == 0;
+	if (fs->serves_others && !allow_other)
+		return fuse_opt_add_arg(args, "-oallow_other");
+	return 0;
+}
+
+/* Our options out of args, the rest left for libfuse; 0 or -1. */
+static int parse_args(struct fuse_args *args, struct vsfuse *fs,
+		      struct cmdline *cl)
+{
+	char msg[VARSYM_MSG_MAX];
+
+	varsym_opts_init(&fs->opts);
+	cl->opts = &fs->opts;
+	if (fuse_opt_parse(args, cl, cmdline_spec, opt_proc) || cl->failed)
+		return -1;
+	if (cl->help || cl->version)
+		return 0;
+	if (varsym_opts_finish(&fs->opts, msg, sizeof(msg))) {
+		fprintf(stderr, "varsymfs: %s\n", msg);
+		return -1;
+	}
+	if (!varsym_opts_seed_mode(&fs->opts)) {
+		fprintf(stderr,
+			"varsymfs: no variable given (-o NAME); template mode is not implemented yet\n");
+		return -1;
+	}
+	if (cl->npositional == 0) {
+		fprintf(stderr, "varsymfs: no mount point given (try --help)\n");
+		return -1;
+	}
+	if (fuse_opt_add_arg(args, cl->positional[cl->npositional - 1]) ||
+	    add_mount_options(args, fs, cl->allow_other))
+		return -1;
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts opts = { 0 };
+	struct fuse_loop_config *config;
+	struct cmdline cl = { 0 };
+	struct fuse_session *se;
+	static struct vsfuse fs;
+	int ret = -1;
+
+	if (parse_args(&args, &fs, &cl))
+		goto out_free_args;
+	if (cl.help) {
+		usage(argv[0]);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		ret = 0;
+		goto out_free_args;
+	}
+	if (cl.version) {
+		printf("varsymfs version %s\n", VARSYM_VERSION);
+		fuse_lowlevel_version();
+		ret = 0;
+		goto out_free_args;
+	}
+	if (fuse_parse_cmdline(&args, &opts))
+		goto out_free_args;
+	fs.procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fs.procfd < 0) {
+		perror("varsymfs: /proc");
+		goto out_free_opts;
+	}
+	fs.uid = geteuid();
+	fs.gid = getegid();
+	clock_gettime(CLOCK_REALTIME, &fs.mounted);
+
+	se = fuse_session_new(&args, &vsfuse_ops, sizeof(vsfuse_ops), &fs);
+	if (!se)
+		goto out_close_proc;
+	if (fuse_set_signal_handlers(se))
+		goto out_destroy;
+	if (fuse_session_mount(se, opts.mountpoint))
+		goto out_remove_handlers;
+	if (fuse_daemonize(opts.foreground))
+		goto out_unmount;
+	if (opts.singlethread) {
+		ret = fuse_session_loop(se);
+	} else {
+		config = fuse_loop_cfg_create();
+		if (!config)
+			goto out_unmount;
+		fuse_loop_cfg_set_clone_fd(config, opts.clone_fd);
+		fuse_loop_cfg_set_max_threads(config, opts.max_threads);
+		ret = fuse_session_loop_mt(se, config);
+		fuse_loop_cfg_destroy(config);
+	}
+out_unmount:
+	fuse_session_unmount(se);
+out_remove_handlers:
+	fuse_remove_signal_handlers(se);
+out_destroy:
+	fuse_session_destroy(se);
+out_close_proc:
+	close(fs.procfd);
+out_free_opts:
+	free(opts.mountpoint);
+out_free_args:
+	fuse_opt_free_args(&args);
+	/* the loop returns a signal number after SIGTERM/SIGINT: clean too */
+	return ret < 0 ? 1 : 0;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * vsfuse.h - the FUSE implementation of varsymfs: shared declarations.
+ */
+#ifndef VSFUSE_H
+#define VSFUSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "varsym.h"
+
+/* The process behind one request (caller.c). */
+struct vsfuse_caller {
+	int dirfd;		/* O_PATH /proc/PID, -1 when none */
+	int memfd;		/* /proc/PID/mem while in execve, else -1 */
+	uint64_t envp;		/* execve's envp[] in the caller, or 0 */
+	bool secure;		/* AT_SECURE, or an exec's loader walk */
+};
+
+void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
+			bool serves_others);
+void vsfuse_caller_close(struct vsfuse_caller *c);
+/* The core's getenv() for a caller opened above. */
+ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
+		      char *buf, size_t size);
+
+#endif /* VSFUSE_H */

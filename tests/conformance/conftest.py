@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The conformance suite's machinery: one suite, two implementations.
+
+Run with --impl=fuse (the FUSE program, on this machine) or --impl=kernel
+(varsymfs.ko, inside a guest started by scripts/vm-run).  Tests get a
+`varsymfs` fixture that mounts, and every mount is unmounted in a finaliser
+that also checks the FUSE daemon exited cleanly.  Processes run with
+exactly the environment a test gives them (execve with that envp, never a
+shell builtin), and vsprobe reports the errno of each system call.
+"""
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TIMEOUT = 60
+
+
+def pytest_addoption(parser):
+    parser.addoption("--impl", choices=("fuse", "kernel"), default="fuse",
+                     help="implementation under test")
+    parser.addoption("--build", default=os.path.join(REPO, "build"),
+                     help="directory holding varsymfs, vsprobe, fake-loader")
+    parser.addoption("--results", default=None,
+                     help="write pass/fail/skip counts to this JSON file")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Leaves the counts for scripts/check, which adds up every stage."""
+    path = terminalreporter.config.getoption("--results")
+    if not path:
+        return
+    stats = terminalreporter.stats
+    counts = {
+        "passed": len(stats.get("passed", [])),
+        "failed": len(stats.get("failed", [])) + len(stats.get("error", [])),
+        "skipped": len(stats.get("skipped", [])),
+    }
+    with open(path, "w") as f:
+        json.dump(counts, f)
+
+
+# ---- running processes ------------------------------------------------------
+
+class Failed(AssertionError):
+    pass
+
+
+def run(argv, env=None, check=False, input=None, timeout=TIMEOUT, user=None):
+    """Runs argv (a list) with exactly env (None: an empty environment).
+
+    user="nobody" runs it as uid/gid 65534 through setpriv(1).
+    """
+    argv = [str(a) for a in argv]
+    if user is not None:
+        argv = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                "--clear-groups", "--"] + argv
+    env = {} if env is None else env
+    p = subprocess.run(argv, env=env, input=input, capture_output=True,
+                       timeout=timeout)
+    out = p.stdout.decode(errors="replace")
+    err = p.stderr.decode(errors="replace")
+    p.out, p.err = out, err
+    p.cmd = " ".join(argv)
+    if check and p.returncode != 0:
+        raise Failed(f"command failed ({p.returncode}): {p.cmd}\n"
+                     f"env: {_show_env(env)}\nstdout: {out}\nstderr: {err}")
+    return p
+
+
+def _show_env(env):
+    return {k: (v if len(v) < 80 else v[:40] + f"...({len(v)} bytes)")
+            for k, v in env.items()}
+
+
+class Probe:
+    """vsprobe: one system call, answer "ok VALUE" or "err ERRNO"."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __call__(self, *args, env=None, user=None, probe=None):
+        p = run([probe or self.path] + list(args), env=env, user=user)
+        line = p.out.strip().splitlines()[-1] if p.out.strip() else ""
+        if not (line.startswith("ok") or line.startswith("err")):
+            raise Failed(f"vsprobe said nothing useful: {p.cmd}\n"
+                         f"status {p.returncode}, stdout {p.out!r}, "
+                         f"stderr {p.err!r}")
+        return line
+
+    def readlink(self, path, env=None, **kw):
+        return self("readlink", path, env=env, **kw)
+
+
+# ---- mounting ---------------------------------------------------------------
+
+def mounted_at(path):
+    """The mountinfo line for path, or None."""
+    path = os.path.realpath(path)
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[4] == path:
+                return line
+    return None
+
+
+def wait_for(pred, what, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise Failed(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+class Mount:
+    def __init__(self, impl, build, options, where):
+        self.impl = impl
+        self.build = build
+        self.options = options
+        self.dir = where
+        self.link = os.path.join(where, "resolve")
+        self.daemon = None
+
+    def argv(self):
+        if self.impl == "fuse":
+            opts = ["-o", self.options] if self.options else []
+            return [os.path.join(self.build, "varsymfs"), "-f"] + opts + ["none", self.dir]
+        opts = ["-o", self.options] if self.options else []
+        return ["mount", "-t", "varsymfs"] + opts + ["none", self.dir]
+
+    def start(self):
+        """Mounts; returns (ok, stderr)."""
+        if self.impl == "fuse":
+            self.daemon = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE,
+                                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+            deadline = time.monotonic() + 10
+            while not mounted_at(self.dir):
+                if self.daemon.poll() is not None:
+                    err = self.daemon.stderr.read().decode(errors="replace")
+                    self.daemon = None
+                    return False, err
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise Failed(f"no mount after 10 s: {' '.join(self.argv())}")
+                time.sleep(0.005)
+            return True, ""
+        p = run(self.argv(), env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+        return p.returncode == 0, p.err
+
+    def stop(self):
+        """Unmounts; for FUSE also checks the daemon exited with status 0."""
+        if mounted_at(self.dir):
+            cmd = ["umount", self.dir]
+            p = run(cmd, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+            if p.returncode != 0:
+                run(["umount", "-l", self.dir],
+                    env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+                raise Failed(f"umount failed: {p.err}")
+        if self.daemon is not None:
+            try:
+                status = self.daemon.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+                raise Failed("the daemon did not exit after umount")
+            err = self.daemon.stderr.read().decode(errors="replace")
+            self.daemon = None
+            if status != 0:
+                raise Failed(f"the daemon exited with status {status}: {err}")
+
+
+@pytest.fixture(scope="session")
+def impl(request):
+    return request.config.getoption("--impl")
+
+
+@pytest.fixture(scope="session")
+def build(request):
+    return os.path.abspath(request.config.getoption("--build"))
+
+
+@pytest.fixture(scope="session")
+def probe(build):
+    return Probe(os.path.join(build, "vsprobe"))
+
+
+@pytest.fixture
+def public_dir():
+    """A temporary directory every user may enter (tmp_path is 0700)."""
+    d = tempfile.mkdtemp(prefix="varsym-")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def varsymfs(impl, build, public_dir):
+    """mount(options) mounts varsymfs on a fresh directory, unmounted later."""
+    mounts = []
+
+    def mount(options="", expect_failure=False):
+        where = tempfile.mkdtemp(prefix="mnt-", dir=public_dir)
+        os.chmod(where, 0o755)
+        m = Mount(impl, build, options, where)
+        mounts.append(m)
+        ok, err = m.start()
+        if expect_failure:
+            if ok:
+                raise Failed(f"mount succeeded, expected failure: {' '.join(m.argv())}")
+            return err
+        if not ok:
+            raise Failed(f"mount failed: {' '.join(m.argv())}\n{err}")
+        return m
+
+    yield mount
+    errors = []
+    for m in mounts:
+        try:
+            m.stop()
+        except Failed as e:
+            errors.append(str(e))
+    if errors:
+        raise Failed("; ".join(errors))
+
+
+@pytest.fixture
+def universes(public_dir):
+    """Two universes, att and ucb, each with bin/prog saying its name."""
+    roots = {}
+    for name in ("att", "ucb"):
+        root = os.path.join(public_dir, name)
+        os.makedirs(os.path.join(root, "bin"))
+        os.chmod(root, 0o755)
+        os.chmod(os.path.join(root, "bin"), 0o755)
+        prog = os.path.join(root, "bin", "prog")
+        with open(prog, "w") as f:
+            f.write(f"#!/bin/sh\necho {name}-prog \"$@\"\n")
+        os.chmod(prog, 0o755)
+        with open(os.path.join(root, "bin", f"only-{name}"), "w") as f:
+            f.write(name + "\n")
+        roots[name] = root
+    return roots
+
+
+def make_public(path):
+    st = os.stat(path)
+    os.chmod(path, st.st_mode | stat.S_IROTH | stat.S_IXOTH)

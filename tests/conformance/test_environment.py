@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""SPEC section 3: whose environment, and when."""
+import os
+import subprocess
+
+import pytest
+
+from conftest import Failed, run
+
+
+def test_exec_time_environment_not_setenv(varsymfs, probe):
+    """setenv(3) after exec changes nothing: the exec-time bytes count."""
+    m = varsymfs("UNIVERSE")
+    assert probe("setenv", "UNIVERSE", "/later", m.link,
+                 env={"UNIVERSE": "/att"}) == "ok /att"
+    assert probe("setenv", "UNIVERSE", "/later", m.link, env={}) == "err ENOENT"
+
+
+def test_all_threads_see_the_same(varsymfs, probe):
+    m = varsymfs("UNIVERSE")
+    assert probe("threads", "16", m.link, env={"UNIVERSE": "/att"}) == "ok /att"
+
+
+def test_two_processes_at_once(varsymfs, probe):
+    """Two processes following the link at the same time each get their own."""
+    m = varsymfs("UNIVERSE")
+    procs = {
+        value: subprocess.Popen([probe.path, "loop", "3000", m.link, value],
+                                env={"UNIVERSE": value}, stdout=subprocess.PIPE)
+        for value in ("/att", "/ucb", "/third")
+    }
+    for value, p in procs.items():
+        out = p.communicate(timeout=120)[0].decode()
+        assert p.returncode == 0, f"{value}: {out}"
+        assert out.startswith("ok 0 wrong")
+
+
+def test_children_see_their_own(varsymfs, probe):
+    """A child exec'd with another environment sees its own, not its parent's."""
+    m = varsymfs("UNIVERSE")
+    line = probe("exec", "UNIVERSE=/child", "--", probe.path, "readlink", m.link,
+                 env={"UNIVERSE": "/parent"})
+    assert line == "ok /child"
+    p = run(["/bin/sh", "-c", f"{probe.path} readlink {m.link}"],
+            env={"UNIVERSE": "/parent"})
+    assert p.out.strip() == "ok /parent"
+
+
+def test_exec_through_the_link(varsymfs, universes, probe):
+    m = varsymfs("UNIVERSE")
+    for name, root in universes.items():
+        p = run([os.path.join(m.link, "bin", "prog"), "arg"],
+                env={"UNIVERSE": root})
+        assert p.returncode == 0, p.err
+        assert p.out == f"{name}-prog arg\n"
+
+
+def test_execve_rule_env_v_x_prog(varsymfs, universes):
+    """env UNIVERSE=att PROG runs att's PROG: execve's envp decides.
+
+    env(1) itself was started with UNIVERSE=ucb; only the envp it passes to
+    execve names att.
+    """
+    m = varsymfs("UNIVERSE")
+    prog = os.path.join(m.link, "bin", "prog")
+    p = run(["/usr/bin/env", f"UNIVERSE={universes['att']}", prog],
+            env={"UNIVERSE": universes["ucb"]})
+    assert p.out == "att-prog\n", p.err
+    p = run(["/usr/bin/env", "-u", "UNIVERSE", f"ATT={universes['att']}", prog],
+            env={"UNIVERSE": universes["ucb"]})
+    assert p.returncode != 0 and "prog" in p.err  # unset in envp: ENOENT
+
+
+def test_execve_rule_script_interpreter(varsymfs, universes, public_dir):
+    """A script's #! interpreter behind the link comes from execve's envp."""
+    m = varsymfs("UNIVERSE")
+    for name, root in universes.items():
+        interp = os.path.join(root, "bin", "interp")
+        with open(interp, "w") as f:
+            f.write(f"#!/bin/sh\necho {name}-interp\n")
+        os.chmod(interp, 0o755)
+    script = os.path.join(public_dir, "script")
+    with open(script, "w") as f:
+        f.write(f"#!{m.link}/bin/interp\n")
+    os.chmod(script, 0o755)
+    for name, root in universes.items():
+        other = universes["ucb" if name == "att" else "att"]
+        p = run(["/usr/bin/env", f"UNIVERSE={root}", script],
+                env={"UNIVERSE": other})
+        assert p.out == f"{name}-interp\n", p.err
+
+
+def test_moved_environment(varsymfs, probe, impl):
+    """prctl(PR_SET_MM_ENV_*) moves the area: the new bytes count."""
+    if os.getuid() != 0:
+        pytest.skip("PR_SET_MM needs CAP_SYS_RESOURCE")
+    m = varsymfs("UNIVERSE,default=/dflt")
+    line = probe("setenv-area", m.link, "UNIVERSE=/moved",
+                 env={"UNIVERSE": "/att"})
+    if line == "err EPERM":
+        pytest.skip("PR_SET_MM refused here (root of a user namespace?)")
+    assert line == "ok /moved"
+    line = probe("setenv-area", m.link, "OTHER=/x", env={"UNIVERSE": "/att"})
+    assert line == "ok /dflt"
+
+
+def test_unmapped_environment_is_unset(varsymfs, probe):
+    m = varsymfs("UNIVERSE,default=/dflt")
+    assert probe("unmap-env", m.link, env={"UNIVERSE": "/att"}) == "ok /dflt"
+
+
+def test_many_processes_many_values(varsymfs, probe):
+    """Sixteen processes with sixteen values, started together."""
+    m = varsymfs("UNIVERSE")
+    procs = [subprocess.Popen([probe.path, "loop", "300", m.link, f"/u{i}"],
+                              env={"UNIVERSE": f"/u{i}"}, stdout=subprocess.PIPE)
+             for i in range(16)]
+    bad = []
+    for i, p in enumerate(procs):
+        out = p.communicate(timeout=120)[0].decode()
+        if p.returncode != 0:
+            bad.append(f"/u{i}: {out}")
+    if bad:
+        raise Failed("wrong answers: " + "; ".join(bad))

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""SPEC section 1: options, their errors, and how they show."""
+import os
+import tempfile
+
+import pytest
+
+from conftest import mounted_at, run
+
+SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+# (options, the message naming the bad option)
+BAD = [
+    ("foo=bar", "unknown option 'foo=bar'"),
+    ("1abc", "unknown option or invalid variable name '1abc'"),
+    ("var=1abc", "invalid variable name in 'var=1abc'"),
+    ("A,B", "variable given twice: 'A' and 'B'"),
+    ("var=A,var=B", "variable given twice: 'A' and 'B'"),
+    ("A,prefix=", "empty value in 'prefix='"),
+    ("A,default=", "empty value in 'default='"),
+    ("A,default", "option 'default' needs a value ('default=...')"),
+    ("A,default=x,default=y", "option 'default=' given twice"),
+    ("default=/ucb", "option 'default=' needs a variable"),
+    ("prefix=/u/", "option 'prefix=' needs a variable"),
+    ("A,mode=0700", "option 'mode=' applies only to template mode"),
+    ("mode=9", "invalid value in 'mode=9'"),
+    ("uid=-1", "invalid value in 'uid=-1'"),
+    ("N" * 256, "variable name '" + "N" * 32 + "...' is longer than 255 bytes"),
+]
+
+
+@pytest.mark.parametrize("options,message", BAD, ids=[b[0][:40] for b in BAD])
+def test_bad_options_fail_with_message(varsymfs, impl, build, probe,
+                                       public_dir, options, message):
+    err = varsymfs(options, expect_failure=True)
+    if impl == "fuse":
+        assert "varsymfs: " + message in err
+    else:
+        # mount(2) logs to the kernel log; the new mount API hands the
+        # same message to the caller, as mount(8) of util-linux 2.39+ shows.
+        where = tempfile.mkdtemp(dir=public_dir)
+        try:
+            line = probe("fsmount", "varsymfs", where, *options.split(","))
+            assert line == "err EINVAL"
+            p = run([probe.path, "fsmount", "varsymfs", where] + options.split(","))
+            assert f"e varsymfs: {message}" in p.out
+        finally:
+            assert not mounted_at(where)
+            os.rmdir(where)
+
+
+def test_failed_mount_leaves_nothing_mounted(varsymfs, public_dir):
+    before = open("/proc/self/mountinfo").read()
+    varsymfs("1abc", expect_failure=True)
+    assert open("/proc/self/mountinfo").read() == before
+
+
+def test_fuse_exit_status_and_stderr(impl, build, public_dir):
+    if impl != "fuse":
+        pytest.skip("the FUSE program's own command line")
+    exe = os.path.join(build, "varsymfs")
+    p = run([exe, "-o", "foo=bar", "none", public_dir])
+    assert p.returncode == 1
+    assert p.err == "varsymfs: unknown option 'foo=bar'\n"
+    p = run([exe, "-o", "UNIVERSE", "none", os.path.join(public_dir, "missing")])
+    assert p.returncode == 1
+    assert "missing" in p.err
+    assert not mounted_at(os.path.join(public_dir, "missing"))
+    p = run([exe, "-o", "UNIVERSE"])
+    assert p.returncode == 1 and "no mount point" in p.err
+    p = run([exe, "--help"])
+    assert p.returncode == 0 and "default=VALUE" in p.out
+    p = run([exe, "--version"])
+    assert p.returncode == 0 and "varsymfs version" in p.out
+
+
+@pytest.mark.parametrize("options,shown", [
+    ("UNIVERSE", "var=UNIVERSE"),
+    ("rw,var=UNIVERSE,default=/ucb", "var=UNIVERSE,default=/ucb"),
+    ("UNIVERSE,prefix=/universes/,default=ucb",
+     "var=UNIVERSE,prefix=/universes/,default=ucb"),
+])
+def test_options_show_in_mountinfo(varsymfs, impl, options, shown):
+    m = varsymfs(options)
+    fields = mounted_at(m.dir).split()
+    sep = fields.index("-")
+    fstype, source, superopts = fields[sep + 1:sep + 4]
+    if impl == "fuse":
+        assert fstype == "fuse.varsymfs"
+        assert source == shown
+    else:
+        assert fstype == "varsymfs"
+        assert superopts.split(",")[1:] == shown.split(",")
+
+
+@pytest.fixture
+def helper_on_path(build):
+    """mount(8) runs mount.fuse3 with an empty environment, so the program
+    must be on the default PATH: link it into /usr/local/sbin for the test."""
+    link = "/usr/local/sbin/varsymfs"
+    if os.path.lexists(link):
+        pytest.skip(f"{link} exists (an installed varsymfs): not replacing it")
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    os.symlink(os.path.join(build, "varsymfs"), link)
+    yield
+    os.unlink(link)
+
+
+def test_mount_t_fuse_varsymfs_and_fstab(impl, probe, public_dir, request):
+    """mount -t fuse.varsymfs goes through mount.fuse3, as fstab lines do."""
+    if impl != "fuse":
+        pytest.skip("mount.fuse3 starts the FUSE program")
+    request.getfixturevalue("helper_on_path")
+    env = {"PATH": SBIN_PATH}
+    where = tempfile.mkdtemp(dir=public_dir)
+    os.chmod(where, 0o755)
+    fstab = os.path.join(public_dir, "fstab")
+    with open(fstab, "w") as f:
+        f.write(f"none {where} fuse.varsymfs UNIVERSE,default=/ucb 0 0\n")
+    for argv in (["mount", "-t", "fuse.varsymfs", "-o", "UNIVERSE,default=/ucb",
+                  "none", where],
+                 ["mount", "-T", fstab, where]):
+        try:
+            run(argv, env=env, check=True)
+            link = os.path.join(where, "resolve")
+            assert probe.readlink(link, env={"UNIVERSE": "/att"}) == "ok /att"
+            assert probe.readlink(link, env={}) == "ok /ucb"
+            assert probe.readlink(link, env={"UNIVERSE": "/n"},
+                                  user="nobody") == "ok /n"
+        finally:
+            run(["umount", where], env=env)
+        assert not mounted_at(where)

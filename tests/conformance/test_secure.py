@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""SPEC section 4: setuid programs never follow their caller's choice.
+
+Real setuid-root binaries, run by the unprivileged user nobody.
+"""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import run
+
+pytestmark = pytest.mark.skipif(os.getuid() != 0,
+                                reason="needs root to make setuid binaries")
+
+
+def setuid_copy(src, directory, name):
+    dst = os.path.join(directory, name)
+    shutil.copy(src, dst)
+    os.chown(dst, 0, 0)
+    os.chmod(dst, 0o4755)
+    return dst
+
+
+def test_setuid_gets_default(varsymfs, probe, public_dir):
+    m = varsymfs("UNIVERSE,default=/ucb")
+    suid = setuid_copy(probe.path, public_dir, "vsprobe-suid")
+    env = {"UNIVERSE": "/att"}
+    # the same program without the setuid bit follows the environment
+    assert probe.readlink(m.link, env=env, user="nobody") == "ok /att"
+    assert probe.readlink(m.link, env=env, user="nobody",
+                          probe=suid) == "ok /ucb"
+
+
+def test_setuid_without_default_is_eacces(varsymfs, probe, public_dir):
+    m = varsymfs("UNIVERSE")
+    suid = setuid_copy(probe.path, public_dir, "vsprobe-suid")
+    assert probe.readlink(m.link, env={"UNIVERSE": "/att"}, user="nobody",
+                          probe=suid) == "err EACCES"
+    assert probe.readlink(m.link, env={}, user="nobody",
+                          probe=suid) == "err EACCES"
+
+
+def test_setuid_prefix_default(varsymfs, probe, public_dir):
+    m = varsymfs("UNIVERSE,prefix=/universes/,default=ucb")
+    suid = setuid_copy(probe.path, public_dir, "vsprobe-suid")
+    assert probe.readlink(m.link, env={"UNIVERSE": "att"}, user="nobody",
+                          probe=suid) == "ok /universes/ucb"
+
+
+def test_setgid_counts_too(varsymfs, probe, public_dir):
+    m = varsymfs("UNIVERSE,default=/ucb")
+    sgid = os.path.join(public_dir, "vsprobe-sgid")
+    shutil.copy(probe.path, sgid)
+    os.chown(sgid, 0, 0)
+    os.chmod(sgid, 0o2755)
+    assert probe.readlink(m.link, env={"UNIVERSE": "/att"}, user="nobody",
+                          probe=sgid) == "ok /ucb"
+
+
+def build_with_loader(public_dir, loader, name):
+    """A setuid-root program whose ELF interpreter path is `loader`."""
+    src = os.path.join(public_dir, name + ".c")
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\n#include <unistd.h>\n'
+                'int main(void) { printf("real euid=%d\\n", (int)geteuid());'
+                ' return 0; }\n')
+    exe = os.path.join(public_dir, name)
+    subprocess.run(["gcc", "-o", exe, src, f"-Wl,--dynamic-linker={loader}"],
+                   check=True, env={"PATH": "/usr/bin:/bin"})
+    return exe
+
+
+def loader_universes(public_dir, build):
+    """Universe 'good' holds the real loader, 'evil' a fake one."""
+    real = os.path.realpath("/lib64/ld-linux-x86-64.so.2")
+    roots = {}
+    for name, src in (("good", real),
+                      ("evil", os.path.join(build, "fake-loader"))):
+        root = os.path.join(public_dir, name)
+        os.makedirs(root)
+        os.chmod(root, 0o755)
+        shutil.copy(src, os.path.join(root, "ld.so"))
+        os.chmod(os.path.join(root, "ld.so"), 0o755)
+        roots[name] = root
+    return roots
+
+
+def test_setuid_program_loader_is_never_the_callers(varsymfs, build, public_dir):
+    """The dynamic loader of a setuid program, found through the link, is the
+    default's even though the exec'ing process (unprivileged, not secure)
+    chose another: otherwise any user could run code as root."""
+    roots = loader_universes(public_dir, build)
+    m = varsymfs(f"LOADER,default={roots['good']}")
+    exe = build_with_loader(public_dir, m.link + "/ld.so", "suid-prog")
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o4755)
+    # directly, with the caller's exec-time environment
+    p = run([exe], env={"LOADER": roots["evil"]}, user="nobody")
+    assert p.out == "real euid=0\n", (p.out, p.err)
+    # through env(1): the execve rule must not apply either
+    p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe], env={},
+            user="nobody")
+    assert p.out == "real euid=0\n", (p.out, p.err)
+
+
+def test_unprivileged_program_loader(varsymfs, build, public_dir, impl):
+    """The loader of an ordinary program: the kernel module knows the exec
+    gains no privilege and follows execve's envp; the FUSE program cannot
+    tell, so it always gives the default (docs/SEMANTICS.md)."""
+    roots = loader_universes(public_dir, build)
+    m = varsymfs(f"LOADER,default={roots['good']}")
+    exe = build_with_loader(public_dir, m.link + "/ld.so", "plain-prog")
+    p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe], env={},
+            user="nobody")
+    if impl == "kernel":
+        assert p.out == "FAKE-LOADER\n" and p.returncode == 42
+    else:
+        assert p.out.startswith("real euid="), (p.out, p.err)

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vsprobe - one system call at a time, for the conformance suite.
+ *
+ * Each command makes the real system call and prints one line: "ok <result>"
+ * or "err <ERRNO>", so a test can tell ENOENT from EACCES, which readlink(1)
+ * cannot.  Commands that need a process in a particular state (threads, an
+ * environment changed after exec, a moved environment) set it up first.
+ *
+ *   vsprobe readlink PATH          readlink(2)
+ *   vsprobe lstat PATH             lstat(2): st_size
+ *   vsprobe stat PATH              stat(2): st_ino
+ *   vsprobe open PATH              open(2) O_RDONLY + close(2)
+ *   vsprobe exec [ENV...] -- PATH [ARG...]
+ *                                  execve(PATH, {PATH, ARG...}, {ENV...}):
+ *                                  any bytes as entries, '=' or not
+ *   vsprobe setenv NAME VALUE PATH setenv(3), then readlink(2)
+ *   vsprobe threads N PATH         readlink(2) in N threads: all must agree
+ *   vsprobe loop N PATH EXPECT     N readlink(2)s, each must give EXPECT
+ *   vsprobe setenv-area PATH NAME=VALUE
+ *                                  prctl(PR_SET_MM) the environment to a new
+ *                                  area holding NAME=VALUE, then readlink(2)
+ *   vsprobe unmap-env PATH         unmap the environment area, readlink(2)
+ *   vsprobe fsmount TYPE DIR [KEY[=VALUE]...]
+ *                                  mount through fsopen(2)/fsconfig(2) and
+ *                                  print the file system's log messages
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/mount.h>
+
+static const char *errno_name(int e)
+{
+	static const struct {
+		int e;
+		const char *name;
+	} names[] = {
+		{ ENOENT, "ENOENT" }, { EACCES, "EACCES" }, { EPERM, "EPERM" },
+		{ EINVAL, "EINVAL" }, { ENAMETOOLONG, "ENAMETOOLONG" },
+		{ ELOOP, "ELOOP" }, { ENOTDIR, "ENOTDIR" }, { EFAULT, "EFAULT" },
+		{ ENOTCONN, "ENOTCONN" }, { EEXIST, "EEXIST" },
+		{ ENOTEMPTY, "ENOTEMPTY" }, { EBUSY, "EBUSY" },
+		{ ENOSYS, "ENOSYS" }, { EROFS, "EROFS" }, { EXDEV, "EXDEV" },
+		{ ENODEV, "ENODEV" }, { EIO, "EIO" }, { ENOEXEC, "ENOEXEC" },
+	};
+	static char buf[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].e == e)
+			return names[i].name;
+	snprintf(buf, sizeof(buf), "E%d", e);
+	return buf;
+}
+
+static int report_error(int e)
+{
+	printf("err %s\n", errno_name(e));
+	return 1;
+}
+
+/* readlink(2) into buf; returns 0 or errno. */
+static int do_readlink(const char *path, char *buf, size_t size)
+{
+	ssize_t n = readlink(path, buf, size - 1);
+
+	if (n < 0)
+		return errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int cmd_readlink(const char *path)
+{
+	static char buf[65536];
+	int e = do_readlink(path, buf, sizeof(buf));
+
+	if (e)
+		return report_error(e);
+	printf("ok %s\n", buf);
+	return 0;
+}
+
+static int cmd_stat(const char *path, bool follow)
+{
+	struct stat st;
+
+	if ((follow ? stat(path, &st) : lstat(path, &st)) < 0)
+		return report_error(errno);
+	printf("ok %lld\n", follow ? (long long)st.st_ino :
+	       (long long)st.st_size);
+	return 0;
+}
+
+static int cmd_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return report_error(errno);
+	close(fd);
+	printf("ok\n");
+	return 0;
+}
+
+static int cmd_exec(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--"))
+			continue;
+		argv[i] = NULL;		/* ends the environment */
+		if (i + 1 == argc)
+			break;
+		execve(argv[i + 1], argv + i + 1, argv);
+		return report_error(errno);
+	}
+	fprintf(stderr, "usage: vsprobe exec [ENV...] -- PATH [ARG...]\n");
+	return 2;
+}
+
+struct thread_arg {
+	const char *path;
+	char result[4096];
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_arg *a = p;
+	int e = do_readlink(a->path, a->result, sizeof(a->result));
+
+	if (e)
+		snprintf(a->result, sizeof(a->result), "err %s",
+			 errno_name(e));
+	return NULL;
+}
+
+static int cmd_threads(int n, const char *path)
+{
+	struct thread_arg *args = calloc(n, sizeof(*args));
+	pthread_t *tids = calloc(n, sizeof(*tids));
+	int i, differ = 0;
+
+	if (!args || !tids || n < 1)
+		return report_error(ENOMEM);
+	for (i = 0; i < n; i++) {
+		args[i].path = path;
+		if (pthread_create(&tids[i], NULL, thread_main, &args[i]))
+			return report_error(EAGAIN);
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(tids[i], NULL);
+	for (i = 1; i < n; i++)
+		differ |= strcmp(args[i].result, args[0].result) != 0;
+	if (differ)
+		printf("err threads disagree\n");
+	else
+		printf("ok %s\n", args[0].result);
+	return differ;
+}
+
+static int cmd_loop(long n, const char *path, const char *expect)
+{
+	char buf[4096];
+	long i, wrong = 0;
+
+	for (i = 0; i < n; i++) {
+		int e = do_readlink(path, buf, sizeof(buf));
+
+		if (e || strcmp(buf, expect))
+			wrong++;
+	}
+	printf("%s %ld wrong of %ld\n", wrong ? "err" : "ok", wrong, n);
+	return wrong != 0;
+}
+
+/* Moves the environment area to fresh memory holding one entry. */
+static int cmd_setenv_area(const char *path, const char *entry)
+{
+	size_t len = strlen(entry) + 1;
+	char *area = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (area == MAP_FAILED || len > 4096)
+		return report_error(ENOMEM);
+	memcpy(area, entry, len);
+	/* the end first: the kernel wants start < end at every step */
+	if (prctl(PR_SET_MM, PR_SET_MM_ENV_END, (unsigned long)area + len, 0,
+		  0) ||
+	    prctl(PR_SET_MM, PR_SET_MM_ENV_START, (unsigned long)area, 0, 0))
+		return report_error(errno);
+	return cmd_readlink(path);
+}
+
+/* Unmaps the pages of the environment strings the kernel set up at exec. */
+static int cmd_unmap_env(const char *path)
+{
+	extern char **environ;
+	static char copy[4096];
+	unsigned long page = 4096, start, end;
+	char **e;
+
+	if (!environ || !environ[0])
+		return report_error(ENOENT);
+	/* path may live on those pages too */
+	snprintf(copy, sizeof(copy), "%s", path);
+	start = (unsigned long)environ[0] & ~(page - 1);
+	for (e = environ; e[1]; e++)
+		;
+	end = ((unsigned long)*e + strlen(*e) + page) & ~(page - 1);
+	if (munmap((void *)start, end - start))
+		return report_error(errno);
+	return cmd_readlink(copy);
+}
+
+/* Mounts with the new mount API; prints every message of the fs's log. */
+static int cmd_fsmount(const char *type, const char *dir, char **opts)
+{
+	int fs = syscall(SYS_fsopen, type, FSOPEN_CLOEXEC), mnt, e = 0;
+	char msg[1024];
+	ssize_t n;
+
+	if (fs < 0)
+		return report_error(errno);
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "none",
+		    0) < 0)
+		e = errno;
+	for (; !e && *opts; opts++) {
+		char *key = strdup(*opts), *value = strchr(key, '=');
+		int ret;
+
+		if (value)
+			*value++ = '\0';
+		ret = value ? syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING,
+				      key, value, 0) :
+			      syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, key,
+				      NULL, 0);
+		if (ret < 0)
+			e = errno;
+		free(key);
+	}
+	if (!e && syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL,
+			  0) < 0)
+		e = errno;
+	if (!e) {
+		mnt = syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0);
+		if (mnt < 0 || syscall(SYS_move_mount, mnt, "", AT_FDCWD, dir,
+				       MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			e = errno;
+	}
+	while ((n = read(fs, msg, sizeof(msg) - 1)) > 0) {
+		msg[n] = '\0';
+		printf("log %s\n", msg);
+	}
+	if (e)
+		return report_error(e);
+	printf("ok\n");
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(cmd, "readlink") && argc == 3)
+		return cmd_readlink(argv[2]);
+	if (!strcmp(cmd, "lstat") && argc == 3)
+		return cmd_stat(argv[2], false);
+	if (!strcmp(cmd, "stat") && argc == 3)
+		return cmd_stat(argv[2], true);
+	if (!strcmp(cmd, "open") && argc == 3)
+		return cmd_open(argv[2]);
+	if (!strcmp(cmd, "exec"))
+		return cmd_exec(argc - 2, argv + 2);
+	if (!strcmp(cmd, "setenv") && argc == 5) {
+		setenv(argv[2], argv[3], 1);
+		return cmd_readlink(argv[4]);
+	}
+	if (!strcmp(cmd, "threads") && argc == 4)
+		return cmd_threads(atoi(argv[2]), argv[3]);
+	if (!strcmp(cmd, "loop") && argc == 5)
+		return cmd_loop(atol(argv[2]), argv[3], argv[4]);
+	if (!strcmp(cmd, "setenv-area") && argc == 4)
+		return cmd_setenv_area(argv[2], argv[3]);
+	if (!strcmp(cmd, "unmap-env") && argc == 3)
+		return cmd_unmap_env(argv[2]);
+	if (!strcmp(cmd, "fsmount") && argc >= 4)
+		return cmd_fsmount(argv[2], argv[3], argv + 4);
+	fprintf(stderr, "usage: see the comment at the top of vsprobe.c\n");
+	return 2;
+}
