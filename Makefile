@@ -2,6 +2,7 @@
 # varsymfs - variant symbolic links for Linux.
 #
 #   make            build the FUSE program build/varsymfs
+#   make kmod       build varsymfs.ko for each installed Debian kernel
 #   make demo       show a variant link at work (sets itself up)
 #   make check      unit tests and the conformance suite (sets itself up)
 #   make clean
@@ -26,7 +27,8 @@ CORE_HDR := core/varsym.h core/varsym_port.h core/internal.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/caller.c
 FUSE_HDR := fuse/fs.h fuse/vsfuse.h
 
-.PHONY: all deps-build deps-test demo check unit conformance clean
+.PHONY: all deps-build deps-test deps-kmod kmod module demo check unit \
+	conformance clean
 
 TEST_BIN := $(B)/test_core $(B)/vsprobe $(B)/fake-loader
 
@@ -37,6 +39,19 @@ deps-build:
 
 deps-test: deps-build
 	@scripts/deps test
+
+deps-kmod: deps-build
+	@scripts/deps kmod
+
+# One varsymfs.ko per installed Debian kernel header set, in
+# build/kmod/<kernel version>/; W=1, and no warning is acceptable.
+kmod: deps-kmod
+	@scripts/build-kmod
+
+# For a kernel of your own: make module KDIR=/path/to/kernel/build
+KDIR ?= /lib/modules/$(shell uname -r)/build
+module:
+	@scripts/build-kmod $(KDIR) $(B)/kmod/custom
 
 $(B):
 	mkdir -p $@
@@ -67,8 +82,8 @@ unit: $(B)/test_core
 conformance: all
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/conformance --impl=fuse
 
-check: deps-test
-	@$(MAKE) --no-print-directory all
+check: deps-test deps-kmod
+	@$(MAKE) --no-print-directory all kmod
 	@scripts/check
 
 clean:

@@ -94,6 +94,12 @@ bool varsym_env_scan_feed(struct varsym_env_scan *s, const char *chunk,
 	       s->state == VARSYM_SCAN_TOOLONG;
 }
 
+void varsym_env_scan_cut(struct varsym_env_scan *s)
+{
+	if (s->state == VARSYM_SCAN_VALUE || s->state == VARSYM_SCAN_NAME)
+		s->state = VARSYM_SCAN_SKIP;
+}
+
 ssize_t varsym_env_scan_result(const struct varsym_env_scan *s)
 {
 	switch (s->state) {

@@ -51,6 +51,11 @@ void varsym_env_scan_init(struct varsym_env_scan *s, const char *name,
 bool varsym_env_scan_feed(struct varsym_env_scan *s, const char *chunk,
 			  size_t len);
 /*
+ * The block ended early (its memory could not be read): an entry cut short
+ * does not count.  Feed nothing after this.
+ */
+void varsym_env_scan_cut(struct varsym_env_scan *s);
+/*
  * After the last chunk (or a true from feed): the value's length (0 when
  * set but empty), -ENOENT when unset, -ENAMETOOLONG when it did not fit.
  */

@@ -191,8 +191,9 @@ static bool scan_string(int memfd, uint64_t addr, struct varsym_env_scan *s)
 		addr += n;
 		total += n;
 	}
-	/* unreadable or endless: end the entry here */
-	return varsym_env_scan_feed(s, "", 1);
+	/* unreadable or endless: this entry does not count, nor any after */
+	varsym_env_scan_cut(s);
+	return true;
 }
 
 /* Feeds the strings of the envp[] array given to execve(2). */

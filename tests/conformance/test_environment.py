@@ -105,8 +105,10 @@ def test_moved_environment(varsymfs, probe, impl):
 
 
 def test_unmapped_environment_is_unset(varsymfs, probe):
+    """Pages of the environment area unmapped: what is on them is unset."""
     m = varsymfs("UNIVERSE,default=/dflt")
-    assert probe("unmap-env", m.link, env={"UNIVERSE": "/att"}) == "ok /dflt"
+    env = {"PAD1": "p" * 9000, "UNIVERSE": "/att", "PAD2": "q" * 9000}
+    assert probe("unmap-env", m.link, env=env) == "ok /dflt"
 
 
 def test_many_processes_many_values(varsymfs, probe):
@@ -122,3 +124,15 @@ def test_many_processes_many_values(varsymfs, probe):
             bad.append(f"/u{i}: {out}")
     if bad:
         raise Failed("wrong answers: " + "; ".join(bad))
+
+
+def test_io_uring_worker_sees_the_process(varsymfs, universes, probe):
+    """An io-wq worker walking on behalf of a process sees that process's
+    environment (it shares its memory); without it, nothing is set."""
+    m = varsymfs("UNIVERSE")
+    path = os.path.join(m.link, "bin", "only-att")
+    line = probe("uring-open", path, env={"UNIVERSE": universes["att"]})
+    if line in ("err ENOSYS", "err EPERM"):
+        pytest.skip("io_uring is disabled here")
+    assert line == "ok"
+    assert probe("uring-open", path, env={}) == "err ENOENT"

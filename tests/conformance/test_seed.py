@@ -80,6 +80,9 @@ def test_path_max(varsymfs, probe, prefix):
 
 
 def test_default_too_long_with_prefix_is_refused_at_mount(varsymfs, impl):
+    if impl == "kernel":
+        pytest.skip("the kernel takes one page of mount(2) options, and "
+                    "fsconfig(2) values of 256 bytes: the limit is out of reach")
     err = varsymfs("V,prefix=/" + "p" * 3000 + ",default=" + "d" * 1200,
                    expect_failure=True)
     if impl == "fuse":

@@ -7,6 +7,9 @@
  * cannot.  Commands that need a process in a particular state (threads, an
  * environment changed after exec, a moved environment) set it up first.
  *
+ *   vsprobe [--chroot DIR] COMMAND...
+ *                                  chroot(2) to DIR first, so that no path
+ *                                  walk crosses file systems outside DIR
  *   vsprobe readlink PATH          readlink(2)
  *   vsprobe lstat PATH             lstat(2): st_size
  *   vsprobe stat PATH              stat(2): st_ino
@@ -21,6 +24,9 @@
  *                                  prctl(PR_SET_MM) the environment to a new
  *                                  area holding NAME=VALUE, then readlink(2)
  *   vsprobe unmap-env PATH         unmap the environment area, readlink(2)
+ *   vsprobe stat-loop N PATH       N stat(2)s of PATH, each must succeed
+ *   vsprobe uring-open PATH        openat through io_uring, in an io-wq
+ *                                  worker thread (IOSQE_ASYNC)
  *   vsprobe fsmount TYPE DIR [KEY[=VALUE]...]
  *                                  mount through fsopen(2)/fsconfig(2) and
  *                                  print the file system's log messages
@@ -39,6 +45,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/io_uring.h>
 #include <linux/mount.h>
 
 static const char *errno_name(int e)
@@ -187,6 +194,70 @@ static int cmd_loop(long n, const char *path, const char *expect)
 	return wrong != 0;
 }
 
+static int set_env_bounds(int first, unsigned long a, int second,
+			  unsigned long b)
+{
+	if (prctl(PR_SET_MM, first, a, 0, 0))
+		return -1;
+	return prctl(PR_SET_MM, second, b, 0, 0);
+}
+
+static int cmd_stat_loop(long n, const char *path)
+{
+	struct stat st;
+	long i;
+
+	for (i = 0; i < n; i++)
+		if (stat(path, &st) < 0)
+			return report_error(errno);
+	printf("ok %ld\n", n);
+	return 0;
+}
+
+/* One IORING_OP_OPENAT, forced onto an io-wq worker; raw system calls. */
+static int cmd_uring_open(const char *path)
+{
+	struct io_uring_params p = { 0 };
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqe;
+	unsigned int *sq_tail, *sq_array, *cq_head;
+	char *sq, *cq;
+	int fd, res;
+
+	fd = syscall(SYS_io_uring_setup, 4, &p);
+	if (fd < 0)
+		return report_error(errno);
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
+		  PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(*cqe),
+		  PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_CQ_RING);
+	sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED)
+		return report_error(errno);
+	sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	sq_array = (unsigned int *)(sq + p.sq_off.array);
+	cq_head = (unsigned int *)(cq + p.cq_off.head);
+	memset(&sqes[0], 0, sizeof(sqes[0]));
+	sqes[0].opcode = IORING_OP_OPENAT;
+	sqes[0].flags = IOSQE_ASYNC;
+	sqes[0].fd = AT_FDCWD;
+	sqes[0].addr = (unsigned long)path;
+	sqes[0].open_flags = O_RDONLY | O_CLOEXEC;
+	sq_array[0] = 0;
+	__atomic_store_n(sq_tail, 1, __ATOMIC_RELEASE);
+	if (syscall(SYS_io_uring_enter, fd, 1, 1, IORING_ENTER_GETEVENTS,
+		    NULL, 0) < 0)
+		return report_error(errno);
+	cqe = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	res = cqe[*cq_head & (p.cq_entries - 1)].res;
+	if (res < 0)
+		return report_error(-res);
+	close(res);
+	printf("ok\n");
+	return 0;
+}
+
 /* Moves the environment area to fresh memory holding one entry. */
 static int cmd_setenv_area(const char *path, const char *entry)
 {
@@ -197,15 +268,19 @@ static int cmd_setenv_area(const char *path, const char *entry)
 	if (area == MAP_FAILED || len > 4096)
 		return report_error(ENOMEM);
 	memcpy(area, entry, len);
-	/* the end first: the kernel wants start < end at every step */
-	if (prctl(PR_SET_MM, PR_SET_MM_ENV_END, (unsigned long)area + len, 0,
-		  0) ||
-	    prctl(PR_SET_MM, PR_SET_MM_ENV_START, (unsigned long)area, 0, 0))
+	/* the kernel wants start <= end after each step: try both orders */
+	if (set_env_bounds(PR_SET_MM_ENV_START, (unsigned long)area,
+			   PR_SET_MM_ENV_END, (unsigned long)area + len) &&
+	    set_env_bounds(PR_SET_MM_ENV_END, (unsigned long)area + len,
+			   PR_SET_MM_ENV_START, (unsigned long)area))
 		return report_error(errno);
 	return cmd_readlink(path);
 }
 
-/* Unmaps the pages of the environment strings the kernel set up at exec. */
+/*
+ * Unmaps the pages that hold nothing but environment strings (the caller
+ * pads the environment so that there are some), then readlink(2).
+ */
 static int cmd_unmap_env(const char *path)
 {
 	extern char **environ;
@@ -215,12 +290,14 @@ static int cmd_unmap_env(const char *path)
 
 	if (!environ || !environ[0])
 		return report_error(ENOENT);
-	/* path may live on those pages too */
+	/* path may live near those pages */
 	snprintf(copy, sizeof(copy), "%s", path);
-	start = (unsigned long)environ[0] & ~(page - 1);
 	for (e = environ; e[1]; e++)
 		;
-	end = ((unsigned long)*e + strlen(*e) + page) & ~(page - 1);
+	start = ((unsigned long)environ[0] + page - 1) & ~(page - 1);
+	end = ((unsigned long)*e + strlen(*e)) & ~(page - 1);
+	if (end <= start)
+		return report_error(ERANGE);
 	if (munmap((void *)start, end - start))
 		return report_error(errno);
 	return cmd_readlink(copy);
@@ -273,9 +350,17 @@ static int cmd_fsmount(const char *type, const char *dir, char **opts)
 
 int main(int argc, char *argv[])
 {
-	const char *cmd = argc > 1 ? argv[1] : "";
+	const char *cmd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && !strcmp(argv[1], "--chroot")) {
+		if (chroot(argv[2]) || chdir("/"))
+			return report_error(errno);
+		argv[2] = argv[0];
+		argv += 2;
+		argc -= 2;
+	}
+	cmd = argc > 1 ? argv[1] : "";
 	if (!strcmp(cmd, "readlink") && argc == 3)
 		return cmd_readlink(argv[2]);
 	if (!strcmp(cmd, "lstat") && argc == 3)
@@ -298,6 +383,10 @@ int main(int argc, char *argv[])
 		return cmd_setenv_area(argv[2], argv[3]);
 	if (!strcmp(cmd, "unmap-env") && argc == 3)
 		return cmd_unmap_env(argv[2]);
+	if (!strcmp(cmd, "stat-loop") && argc == 4)
+		return cmd_stat_loop(atol(argv[2]), argv[3]);
+	if (!strcmp(cmd, "uring-open") && argc == 3)
+		return cmd_uring_open(argv[2]);
 	if (!strcmp(cmd, "fsmount") && argc >= 4)
 		return cmd_fsmount(argv[2], argv[3], argv + 4);
 	fprintf(stderr, "usage: see the comment at the top of vsprobe.c\n");

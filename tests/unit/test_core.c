@@ -152,6 +152,24 @@ static void test_env(void)
 	}
 }
 
+/* A block cut short by unreadable memory: a value in progress is dropped. */
+static void test_env_cut(void)
+{
+	struct varsym_env_scan s;
+	char buf[16];
+
+	varsym_env_scan_init(&s, "A", 1, buf, sizeof(buf));
+	varsym_env_scan_feed(&s, "B=1\0A=par", 9);
+	varsym_env_scan_cut(&s);
+	check(varsym_env_scan_result(&s) == -ENOENT,
+	      "a value cut short by a fault is unset");
+	varsym_env_scan_init(&s, "A", 1, buf, sizeof(buf));
+	check(varsym_env_scan_feed(&s, "A=ok\0B=", 7), "found before the cut");
+	varsym_env_scan_cut(&s);
+	check(varsym_env_scan_result(&s) == 2 && !memcmp(buf, "ok", 2),
+	      "a value complete before the cut stays");
+}
+
 /* A variable after a megabyte of others is still found, through 256 bytes. */
 static void test_env_large(void)
 {
@@ -590,6 +608,7 @@ int main(void)
 {
 	test_names();
 	test_env();
+	test_env_cut();
 	test_env_large();
 	test_options();
 	test_options_limits();

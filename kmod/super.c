@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * super.c - varsymfs, the file system: mount options, super block, module.
+ *
+ * Seed mode (mount -t varsymfs -o UNIVERSE none /.universe): a read-only
+ * root directory holding the one variant link "resolve".
+ *
+ * Options go through the new mount API, but not through fs_parse() and a
+ * fs_parameter_spec table: a bare word is a variable name, which no static
+ * table can list, and the daemon must accept the same words with the same
+ * messages.  So every parameter goes to the shared core's parser, and its
+ * message to the mount API's log (mount(8) and fsconfig(2) users see it).
+ */
+#include <linux/fs_context.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/statfs.h>
+
+#include "varsymfs.h"
+
+static DEFINE_PER_CPU(unsigned long[VARSYMFS_STAT_COUNT], varsymfs_stats);
+
+void varsymfs_count(enum varsymfs_stat what)
+{
+	this_cpu_inc(varsymfs_stats[what]);
+}
+
+/* /sys/module/varsymfs/parameters/stats: read the counts, write to reset. */
+static int stats_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned long sum[VARSYMFS_STAT_COUNT] = { 0 };
+	int cpu, i;
+
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < VARSYMFS_STAT_COUNT; i++)
+			sum[i] += per_cpu(varsymfs_stats, cpu)[i];
+	return sysfs_emit(buf, "rcu %lu\nechild %lu\nref %lu\n",
+			  sum[VARSYMFS_STAT_RCU], sum[VARSYMFS_STAT_ECHILD],
+			  sum[VARSYMFS_STAT_REF]);
+}
+
+static int stats_set(const char *val, const struct kernel_param *kp)
+{
+	int cpu, i;
+
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < VARSYMFS_STAT_COUNT; i++)
+			per_cpu(varsymfs_stats, cpu)[i] = 0;
+	return 0;
+}
+
+static const struct kernel_param_ops stats_ops = {
+	.get = stats_get,
+	.set = stats_set,
+};
+module_param_cb(stats, &stats_ops, NULL, 0644);
+MODULE_PARM_DESC(stats, "follows answered in RCU walk, sent to ref-walk, answered in ref-walk");
+
+static struct inode *varsymfs_new_inode(struct super_block *sb, umode_t mode,
+					unsigned long ino)
+{
+	struct inode *inode = new_inode(sb);
+
+	if (!inode)
+		return NULL;
+	inode->i_ino = ino;
+	inode->i_mode = mode;
+	inode->i_uid = GLOBAL_ROOT_UID;
+	inode->i_gid = GLOBAL_ROOT_GID;
+	varsymfs_inode_init_ts(inode);
+	return inode;
+}
+
+/* The seed directory holds exactly one link: nothing may change it. */
+static int varsymfs_seed_create(struct varsymfs_idmap *idmap,
+				struct inode *dir, struct dentry *dentry,
+				umode_t mode, bool excl)
+{
+	return -EPERM;
+}
+
+static int varsymfs_seed_setattr(struct varsymfs_idmap *idmap,
+				 struct dentry *dentry, struct iattr *attr)
+{
+	return -EPERM;
+}
+
+/* Missing mkdir, mknod, symlink, link, unlink, rmdir, rename: EPERM too. */
+static const struct inode_operations varsymfs_seed_dir_iops = {
+	.lookup = simple_lookup,
+	.create = varsymfs_seed_create,
+	.setattr = varsymfs_seed_setattr,
+};
+
+static int varsymfs_fill_seed(struct super_block *sb)
+{
+	struct dentry *dentry;
+	struct inode *inode;
+
+	dentry = d_alloc_name(sb->s_root, VARSYMFS_SEED_NAME);
+	if (!dentry)
+		return -ENOMEM;
+	inode = varsymfs_new_inode(sb, S_IFLNK | 0777, VARSYMFS_SEED_INO);
+	if (!inode) {
+		dput(dentry);
+		return -ENOMEM;
+	}
+	inode->i_op = &varsymfs_seed_link_iops;
+	d_add(dentry, inode);	/* our reference pins it until umount */
+	return 0;
+}
+
+static void show_one(void *ctx, const char *key, const char *value)
+{
+	seq_show_option(ctx, key, value);
+}
+
+static int varsymfs_show_options(struct seq_file *m, struct dentry *root)
+{
+	varsym_opts_show(&varsymfs_sb(root->d_sb)->opts, show_one, m);
+	return 0;
+}
+
+static const struct super_operations varsymfs_sops = {
+	.statfs = simple_statfs,
+	.drop_inode = generic_delete_inode,
+	.show_options = varsymfs_show_options,
+};
+
+static int varsymfs_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct inode *root;
+
+	sb->s_magic = VARSYMFS_MAGIC;
+	sb->s_op = &varsymfs_sops;
+	sb->s_time_gran = 1;
+	sb->s_blocksize = PAGE_SIZE;
+	sb->s_blocksize_bits = PAGE_SHIFT;
+
+	root = varsymfs_new_inode(sb, S_IFDIR | VARSYM_SEED_ROOT_MODE,
+				  VARSYMFS_ROOT_INO);
+	if (!root)
+		return -ENOMEM;
+	root->i_op = &varsymfs_seed_dir_iops;
+	root->i_fop = &simple_dir_operations;
+	set_nlink(root, 2);
+	sb->s_root = d_make_root(root);
+	if (!sb->s_root)
+		return -ENOMEM;
+	return varsymfs_fill_seed(sb);
+}
+
+static int varsymfs_parse_param(struct fs_context *fc,
+				struct fs_parameter *param)
+{
+	struct varsymfs_sb_info *sbi = fc->s_fs_info;
+	char msg[VARSYM_MSG_MAX];
+	int ret;
+
+	if (param->type != fs_value_is_flag &&
+	    param->type != fs_value_is_string)
+		return invalfc(fc, "option '%s' must be a string", param->key);
+	ret = varsym_opts_parse_one(&sbi->opts, param->key, param->string,
+				    msg, sizeof(msg));
+	if (ret == VARSYM_OPT_FOREIGN)
+		return -ENOPARAM;	/* "source", or the VFS says unknown */
+	if (ret)
+		return invalfc(fc, "%s", msg);
+	return 0;
+}
+
+static int varsymfs_check_options(struct fs_context *fc)
+{
+	struct varsymfs_sb_info *sbi = fc->s_fs_info;
+	char msg[VARSYM_MSG_MAX];
+
+	if (varsym_opts_finish(&sbi->opts, msg, sizeof(msg)))
+		return invalfc(fc, "%s", msg);
+	if (!varsym_opts_seed_mode(&sbi->opts))
+		return invalfc(fc, "no variable given (-o NAME); template mode is not implemented yet");
+	return 0;
+}
+
+static int varsymfs_get_tree(struct fs_context *fc)
+{
+	int ret = varsymfs_check_options(fc);
+
+	if (ret)
+		return ret;
+	return get_tree_nodev(fc, varsymfs_fill_super);
+}
+
+/*
+ * Remount may change the generic flags (ro, rw...), not what the links
+ * mean: the options, if given at all, must be the ones in force.
+ */
+static int varsymfs_reconfigure(struct fs_context *fc)
+{
+	struct varsymfs_sb_info *new = fc->s_fs_info;
+	struct varsymfs_sb_info *old = varsymfs_sb(fc->root->d_sb);
+	const struct varsym_opts *a = &new->opts, *b = &old->opts;
+
+	if (!a->given)
+		return 0;
+	if (a->given != b->given || strcmp(a->var, b->var) ||
+	    strcmp(a->prefix, b->prefix) || strcmp(a->dflt, b->dflt) ||
+	    a->uid != b->uid || a->gid != b->gid || a->mode != b->mode)
+		return invalfc(fc, "options cannot change on remount: unmount and mount again");
+	return 0;
+}
+
+static void varsymfs_free_fc(struct fs_context *fc)
+{
+	kfree(fc->s_fs_info);
+}
+
+static const struct fs_context_operations varsymfs_context_ops = {
+	.free = varsymfs_free_fc,
+	.parse_param = varsymfs_parse_param,
+	.get_tree = varsymfs_get_tree,
+	.reconfigure = varsymfs_reconfigure,
+};
+
+static int varsymfs_init_fs_context(struct fs_context *fc)
+{
+	struct varsymfs_sb_info *sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
+
+	if (!sbi)
+		return -ENOMEM;
+	varsym_opts_init(&sbi->opts);
+	fc->s_fs_info = sbi;
+	fc->ops = &varsymfs_context_ops;
+	return 0;
+}
+
+static void varsymfs_kill_sb(struct super_block *sb)
+{
+	struct varsymfs_sb_info *sbi = varsymfs_sb(sb);
+
+	kill_litter_super(sb);
+	kfree(sbi);
+}
+
+static struct file_system_type varsymfs_fs_type = {
+	.owner = THIS_MODULE,
+	.name = "varsymfs",
+	.init_fs_context = varsymfs_init_fs_context,
+	.kill_sb = varsymfs_kill_sb,
+};
+
+static int __init varsymfs_init(void)
+{
+	int ret = varsymfs_exec_init();
+
+	if (ret)
+		return ret;
+	ret = register_filesystem(&varsymfs_fs_type);
+	if (ret)
+		varsymfs_exec_exit();
+	return ret;
+}
+
+static void __exit varsymfs_exit(void)
+{
+	unregister_filesystem(&varsymfs_fs_type);
+	varsymfs_exec_exit();
+}
+
+module_init(varsymfs_init);
+module_exit(varsymfs_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Variant symbolic links: targets chosen by the caller's environment");
+MODULE_AUTHOR("The varsymfs authors");
+MODULE_ALIAS_FS("varsymfs");

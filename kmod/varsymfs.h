@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * varsymfs.h - the kernel implementation of varsymfs: shared declarations.
+ */
+#ifndef VARSYMFS_H
+#define VARSYMFS_H
+
+#include <linux/fs.h>
+#include <linux/percpu_counter.h>
+
+#include "compat.h"
+#include "varsym.h"
+
+#define VARSYMFS_MAGIC 0x76617273	/* "vars" */
+#define VARSYMFS_ROOT_INO 1
+#define VARSYMFS_SEED_INO 2
+#define VARSYMFS_SEED_NAME "resolve"
+
+/* One mount. */
+struct varsymfs_sb_info {
+	struct varsym_opts opts;
+};
+
+static inline struct varsymfs_sb_info *varsymfs_sb(struct super_block *sb)
+{
+	return sb->s_fs_info;
+}
+
+/*
+ * Follow statistics, for benchmarks: answers given in the RCU walk, walks
+ * sent back to ref-walk with -ECHILD, answers given in ref-walk.
+ */
+enum varsymfs_stat {
+	VARSYMFS_STAT_RCU,
+	VARSYMFS_STAT_ECHILD,
+	VARSYMFS_STAT_REF,
+	VARSYMFS_STAT_COUNT
+};
+
+void varsymfs_count(enum varsymfs_stat what);
+
+/* symlink.c */
+extern const struct inode_operations varsymfs_seed_link_iops;
+
+/* caller.c: the process a link is resolved for */
+struct varsymfs_caller {
+	struct varsym_caller core;
+	bool rcu;			/* in the RCU walk: never sleep */
+	bool has_env;			/* false: every variable is unset */
+	const char __user *const __user *envp;	/* execve's, or NULL */
+	unsigned long env_start, env_end;	/* else this area */
+};
+
+int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu);
+
+/* exec.c: what execve(2) is loading */
+int varsymfs_exec_init(void);
+void varsymfs_exec_exit(void);
+bool varsymfs_exec_loader_privileged(void);
+
+#endif /* VARSYMFS_H */
