@@ -107,29 +107,30 @@ static int opt_proc(void *data, const char *arg, int key,
 	return ret == VARSYM_OPT_FOREIGN;	/* 1 keeps it for libfuse */
 }
 
-struct fsname {
-	char text[3 * VARSYM_PATH_MAX];
-	size_t len;
-};
-
-/* Appends key=value with ',' and '\' escaped for libfuse's -o parser. */
-static void fsname_add(void *ctx, const char *key, const char *value)
+/* Appends ",key=value" (no comma first) to the text in ctx. */
+static void options_add(void *ctx, const char *key, const char *value)
 {
-	struct fsname *f = ctx;
-	const char *s;
+	char *text = ctx;
+	size_t len = strlen(text);
 
-	if (f->len && f->len < sizeof(f->text) - 2)
-		memcpy(f->text + f->len, "\\,", 2), f->len += 2;
-	for (s = key; *s && f->len < sizeof(f->text) - 2; s++)
-		f->text[f->len++] = *s;
-	if (f->len < sizeof(f->text) - 2)
-		f->text[f->len++] = '=';
-	for (s = value; *s && f->len < sizeof(f->text) - 3; s++) {
-		if (*s == ',' || *s == '\\')
-			f->text[f->len++] = '\\';
-		f->text[f->len++] = *s;
+	snprintf(text + len, 3 * VARSYM_PATH_MAX - len, "%s%s=%s",
+		 len ? "," : "", key, value);
+}
+
+/* text with ',' and '\\' escaped for libfuse's -o parser. */
+static char *escape_option(const char *text)
+{
+	char *out = malloc(2 * strlen(text) + 1), *d = out;
+
+	if (!out)
+		return NULL;
+	for (; *text; text++) {
+		if (*text == ',' || *text == '\\')
+			*d++ = '\\';
+		*d++ = *text;
 	}
-	f->text[f->len] = '\0';
+	*d = '\0';
+	return out;
 }
 
 /*
@@ -139,14 +140,18 @@ static void fsname_add(void *ctx, const char *key, const char *value)
 static int add_mount_options(struct fuse_args *args, struct vsfuse *fs,
 			     bool allow_other)
 {
-	static struct fsname name;
-	char *opt;
+	char *opt, *escaped;
 	int ret;
 
-	name.len = 0;
-	name.text[0] = '\0';
-	varsym_opts_show(&fs->opts, fsname_add, &name);
-	if (asprintf(&opt, "-ofsname=%s", name.len ? name.text : "varsymfs") < 0)
+	fs->options_text[0] = '\0';
+	varsym_opts_show(&fs->opts, options_add, fs->options_text);
+	escaped = escape_option(fs->options_text[0] ? fs->options_text :
+				"varsymfs");
+	if (!escaped)
+		return -1;
+	ret = asprintf(&opt, "-ofsname=%s", escaped);
+	free(escaped);
+	if (ret < 0)
 		return -1;
 	ret = fuse_opt_add_arg(args, opt);
 	free(opt);
@@ -173,11 +178,6 @@ static int parse_args(struct fuse_args *args, struct vsfuse *fs,
 		return 0;
 	if (varsym_opts_finish(&fs->opts, msg, sizeof(msg))) {
 		fprintf(stderr, "varsymfs: %s\n", msg);
-		return -1;
-	}
-	if (!varsym_opts_seed_mode(&fs->opts)) {
-		fprintf(stderr,
-			"varsymfs: no variable given (-o NAME); template mode is not implemented yet\n");
 		return -1;
 	}
 	if (cl->npositional == 0) {
@@ -222,13 +222,14 @@ int main(int argc, char *argv[])
 		perror("varsymfs: /proc");
 		goto out_free_opts;
 	}
-	fs.uid = geteuid();
-	fs.gid = getegid();
-	clock_gettime(CLOCK_REALTIME, &fs.mounted);
+	if (vsfuse_fs_init(&fs, geteuid(), getegid())) {
+		perror("varsymfs");
+		goto out_close_proc;
+	}
 
 	se = fuse_session_new(&args, &vsfuse_ops, sizeof(vsfuse_ops), &fs);
 	if (!se)
-		goto out_close_proc;
+		goto out_destroy_fs;
 	if (fuse_set_signal_handlers(se))
 		goto out_destroy;
 	if (fuse_session_mount(se, opts.mountpoint))
@@ -252,6 +253,8 @@ out_remove_handlers:
 	fuse_remove_signal_handlers(se);
 out_destroy:
 	fuse_session_destroy(se);
+out_destroy_fs:
+	vsfuse_fs_destroy(&fs);
 out_close_proc:
 	close(fs.procfd);
 out_free_opts:

@@ -44,4 +44,14 @@ static inline void varsymfs_inode_init_ts(struct inode *inode)
 #endif
 }
 
+/* A directory's mtime and ctime, after a change to its entries. */
+static inline void varsymfs_dir_touch(struct inode *dir)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	inode_set_mtime_to_ts(dir, inode_set_ctime_current(dir));
+#else
+	dir->i_mtime = dir->i_ctime = current_time(dir);
+#endif
+}
+
 #endif /* VARSYMFS_COMPAT_H */

@@ -4,6 +4,9 @@
  *
  * Seed mode (mount -t varsymfs -o UNIVERSE none /.universe): a read-only
  * root directory holding the one variant link "resolve".
+ * Template mode (mount -t varsymfs none /.varsym): a flat directory, as on
+ * ramfs, where symlink(2) stores templates and unlink(2) and rename(2) work;
+ * directories, device nodes, regular files and hard links are refused.
  *
  * Options go through the new mount API, but not through fs_parse() and a
  * fs_parameter_spec table: a bare word is a variable name, which no static
@@ -14,6 +17,7 @@
 #include <linux/fs_context.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/overflow.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -74,14 +78,14 @@ static struct inode *varsymfs_new_inode(struct super_block *sb, umode_t mode,
 	return inode;
 }
 
-/* The seed directory holds exactly one link: nothing may change it. */
-static int varsymfs_seed_create(struct varsymfs_idmap *idmap,
-				struct inode *dir, struct dentry *dentry,
-				umode_t mode, bool excl)
+/* Regular files: the VFS would say EACCES for a missing ->create. */
+static int varsymfs_create(struct varsymfs_idmap *idmap, struct inode *dir,
+			   struct dentry *dentry, umode_t mode, bool excl)
 {
 	return -EPERM;
 }
 
+/* The seed directory holds exactly one link: nothing may change it. */
 static int varsymfs_seed_setattr(struct varsymfs_idmap *idmap,
 				 struct dentry *dentry, struct iattr *attr)
 {
@@ -91,8 +95,50 @@ static int varsymfs_seed_setattr(struct varsymfs_idmap *idmap,
 /* Missing mkdir, mknod, symlink, link, unlink, rmdir, rename: EPERM too. */
 static const struct inode_operations varsymfs_seed_dir_iops = {
 	.lookup = simple_lookup,
-	.create = varsymfs_seed_create,
+	.create = varsymfs_create,
 	.setattr = varsymfs_seed_setattr,
+};
+
+/*
+ * symlink(2) in template mode: the text must be a well-formed template
+ * (SPEC section 2), else EINVAL and nothing is stored.
+ */
+static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
+			    struct dentry *dentry, const char *symname)
+{
+	size_t len = strlen(symname);
+	struct varsymfs_template *t;
+	struct inode *inode;
+
+	if (varsym_template_check(symname, len))
+		return -EINVAL;
+	t = kmalloc(struct_size(t, text, len + 1), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	t->len = len;
+	memcpy(t->text, symname, len + 1);
+	inode = varsymfs_new_inode(dir->i_sb, S_IFLNK | 0777, get_next_ino());
+	if (!inode) {
+		kfree(t);
+		return -ENOMEM;
+	}
+	inode_init_owner(idmap, inode, dir, S_IFLNK | 0777);
+	inode->i_op = &varsymfs_link_iops;
+	inode->i_private = t;
+	inode->i_size = len;
+	d_instantiate(dentry, inode);
+	dget(dentry);		/* pinned, as on ramfs, until unlink */
+	varsymfs_dir_touch(dir);
+	return 0;
+}
+
+/* Missing mkdir, mknod, link, rmdir: EPERM, as the SPEC wants. */
+static const struct inode_operations varsymfs_template_dir_iops = {
+	.lookup = simple_lookup,
+	.create = varsymfs_create,
+	.symlink = varsymfs_symlink,
+	.unlink = simple_unlink,
+	.rename = simple_rename,
 };
 
 static int varsymfs_fill_seed(struct super_block *sb)
@@ -108,7 +154,7 @@ static int varsymfs_fill_seed(struct super_block *sb)
 		dput(dentry);
 		return -ENOMEM;
 	}
-	inode->i_op = &varsymfs_seed_link_iops;
+	inode->i_op = &varsymfs_link_iops;
 	d_add(dentry, inode);	/* our reference pins it until umount */
 	return 0;
 }
@@ -124,33 +170,58 @@ static int varsymfs_show_options(struct seq_file *m, struct dentry *root)
 	return 0;
 }
 
+/* After an RCU grace period: an RCU walk may still read the template. */
+static void varsymfs_free_inode(struct inode *inode)
+{
+	kfree(inode->i_private);
+	free_inode_nonrcu(inode);
+}
+
 static const struct super_operations varsymfs_sops = {
 	.statfs = simple_statfs,
 	.drop_inode = generic_delete_inode,
+	.free_inode = varsymfs_free_inode,
 	.show_options = varsymfs_show_options,
 };
 
 static int varsymfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
+	const struct varsym_opts *opts = &varsymfs_sb(sb)->opts;
+	bool seed = varsym_opts_seed_mode(opts);
 	struct inode *root;
 
 	sb->s_magic = VARSYMFS_MAGIC;
 	sb->s_op = &varsymfs_sops;
+	sb->s_xattr = varsymfs_xattr_handlers;
 	sb->s_time_gran = 1;
 	sb->s_blocksize = PAGE_SIZE;
 	sb->s_blocksize_bits = PAGE_SHIFT;
 
-	root = varsymfs_new_inode(sb, S_IFDIR | VARSYM_SEED_ROOT_MODE,
+	root = varsymfs_new_inode(sb, S_IFDIR | (seed ? VARSYM_SEED_ROOT_MODE :
+						 opts->mode),
 				  VARSYMFS_ROOT_INO);
 	if (!root)
 		return -ENOMEM;
-	root->i_op = &varsymfs_seed_dir_iops;
+	root->i_op = seed ? &varsymfs_seed_dir_iops :
+			    &varsymfs_template_dir_iops;
 	root->i_fop = &simple_dir_operations;
 	set_nlink(root, 2);
+	if (!seed) {
+		root->i_uid = opts->given & VARSYM_OPT_UID ?
+			      make_kuid(current_user_ns(), opts->uid) :
+			      current_fsuid();
+		root->i_gid = opts->given & VARSYM_OPT_GID ?
+			      make_kgid(current_user_ns(), opts->gid) :
+			      current_fsgid();
+		if (!uid_valid(root->i_uid) || !gid_valid(root->i_gid)) {
+			iput(root);
+			return invalfc(fc, "uid= or gid= has no mapping here");
+		}
+	}
 	sb->s_root = d_make_root(root);
 	if (!sb->s_root)
 		return -ENOMEM;
-	return varsymfs_fill_seed(sb);
+	return seed ? varsymfs_fill_seed(sb) : 0;
 }
 
 static int varsymfs_parse_param(struct fs_context *fc,
@@ -179,8 +250,6 @@ static int varsymfs_check_options(struct fs_context *fc)
 
 	if (varsym_opts_finish(&sbi->opts, msg, sizeof(msg)))
 		return invalfc(fc, "%s", msg);
-	if (!varsym_opts_seed_mode(&sbi->opts))
-		return invalfc(fc, "no variable given (-o NAME); template mode is not implemented yet");
 	return 0;
 }
 

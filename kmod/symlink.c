@@ -2,6 +2,8 @@
 /*
  * symlink.c - the variant link: its target, computed for each walk.
  *
+ * A seed-mode link expands the mount's variable, a template-mode link its
+ * own template (i_private); both through the shared core.
  * Modelled on /proc/self (fs/proc/self.c): ->get_link computes the target
  * from current every time, allocates without sleeping in the RCU walk (NULL
  * dentry), and hands the buffer to the VFS through the delayed call.  There
@@ -10,6 +12,7 @@
  */
 #include <linux/namei.h>
 #include <linux/slab.h>
+#include <linux/xattr.h>
 
 #include "varsymfs.h"
 
@@ -29,13 +32,19 @@ static char *varsymfs_resolve(struct inode *inode, bool rcu, gfp_t gfp)
 	char *target;
 	ssize_t n;
 
+	const struct varsymfs_template *t = varsymfs_template_of(inode);
+
 	n = varsymfs_caller_init(&c, rcu);
 	if (n)
 		return ERR_PTR(n);
 	target = kmalloc(PATH_MAX, gfp);
 	if (!target)
 		return ERR_PTR(rcu ? -ECHILD : -ENOMEM);
-	n = varsym_resolve_seed(&sbi->opts, &c.core, target, PATH_MAX);
+	if (t)
+		n = varsym_template_expand(t->text, t->len, &c.core, target,
+					   PATH_MAX);
+	else
+		n = varsym_resolve_seed(&sbi->opts, &c.core, target, PATH_MAX);
 	if (n < 0) {
 		kfree(target);
 		return ERR_PTR(n);
@@ -78,14 +87,105 @@ static int varsymfs_link_getattr(struct varsymfs_idmap *idmap,
 	return 0;
 }
 
+/* Seed mode changes nothing; template mode's links are as on tmpfs. */
 static int varsymfs_link_setattr(struct varsymfs_idmap *idmap,
 				 struct dentry *dentry, struct iattr *attr)
 {
-	return -EPERM;
+	if (varsym_opts_seed_mode(&varsymfs_sb(dentry->d_sb)->opts))
+		return -EPERM;
+	return simple_setattr(idmap, dentry, attr);
 }
 
-const struct inode_operations varsymfs_seed_link_iops = {
+const struct inode_operations varsymfs_link_iops = {
 	.get_link = varsymfs_get_link,
 	.getattr = varsymfs_link_getattr,
 	.setattr = varsymfs_link_setattr,
+	.listxattr = generic_listxattr,
+};
+
+/*
+ * The raw text behind a link, for `varsym show` and any user: a template
+ * link's template (system.varsym_template), or the seed link's mount
+ * options as mountinfo shows them (system.varsym_options).
+ */
+static int copy_value(const char *value, size_t len, void *buffer,
+		      size_t size)
+{
+	if (!size)
+		return len;
+	if (size < len)
+		return -ERANGE;
+	memcpy(buffer, value, len);
+	return len;
+}
+
+static int template_get(const struct xattr_handler *handler,
+			struct dentry *unused, struct inode *inode,
+			const char *name, void *buffer, size_t size)
+{
+	const struct varsymfs_template *t = varsymfs_template_of(inode);
+
+	if (!S_ISLNK(inode->i_mode) || !t)
+		return -ENODATA;
+	return copy_value(t->text, t->len, buffer, size);
+}
+
+static bool template_list(struct dentry *dentry)
+{
+	return d_is_symlink(dentry) && varsymfs_template_of(d_inode(dentry));
+}
+
+struct options_text {
+	char *buf;
+	size_t len, size;
+};
+
+static void options_add(void *ctx, const char *key, const char *value)
+{
+	struct options_text *o = ctx;
+
+	o->len += scnprintf(o->buf + o->len, o->size - o->len, "%s%s=%s",
+			    o->len ? "," : "", key, value);
+}
+
+static int options_get(const struct xattr_handler *handler,
+		       struct dentry *unused, struct inode *inode,
+		       const char *name, void *buffer, size_t size)
+{
+	struct varsymfs_sb_info *sbi = varsymfs_sb(inode->i_sb);
+	struct options_text o = { .size = 3 * PATH_MAX };
+	int ret;
+
+	if (!S_ISLNK(inode->i_mode) || varsymfs_template_of(inode))
+		return -ENODATA;
+	o.buf = kmalloc(o.size, GFP_KERNEL);
+	if (!o.buf)
+		return -ENOMEM;
+	varsym_opts_show(&sbi->opts, options_add, &o);
+	ret = copy_value(o.buf, o.len, buffer, size);
+	kfree(o.buf);
+	return ret;
+}
+
+static bool options_list(struct dentry *dentry)
+{
+	return d_is_symlink(dentry) && !varsymfs_template_of(d_inode(dentry));
+}
+
+static const struct xattr_handler template_xattr = {
+	.name = "system.varsym_template",
+	.list = template_list,
+	.get = template_get,
+};
+
+static const struct xattr_handler options_xattr = {
+	.name = "system.varsym_options",
+	.list = options_list,
+	.get = options_get,
+};
+
+const struct xattr_handler *varsymfs_xattr_handlers[] = {
+	&template_xattr,
+	&options_xattr,
+	NULL
 };

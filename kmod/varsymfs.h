@@ -21,6 +21,22 @@ struct varsymfs_sb_info {
 	struct varsym_opts opts;
 };
 
+/*
+ * A template link's text, in i_private.  It never changes, and it is freed
+ * with the inode, after an RCU grace period (->free_inode), so an RCU walk
+ * may read it.
+ */
+struct varsymfs_template {
+	size_t len;
+	char text[];
+};
+
+static inline const struct varsymfs_template *
+varsymfs_template_of(const struct inode *inode)
+{
+	return inode->i_private;
+}
+
 static inline struct varsymfs_sb_info *varsymfs_sb(struct super_block *sb)
 {
 	return sb->s_fs_info;
@@ -40,7 +56,8 @@ enum varsymfs_stat {
 void varsymfs_count(enum varsymfs_stat what);
 
 /* symlink.c */
-extern const struct inode_operations varsymfs_seed_link_iops;
+extern const struct inode_operations varsymfs_link_iops;
+extern const struct xattr_handler *varsymfs_xattr_handlers[];
 
 /* caller.c: the process a link is resolved for */
 struct varsymfs_caller {

@@ -20,6 +20,8 @@
  *   vsprobe setenv NAME VALUE PATH setenv(3), then readlink(2)
  *   vsprobe threads N PATH         readlink(2) in N threads: all must agree
  *   vsprobe loop N PATH EXPECT     N readlink(2)s, each must give EXPECT
+ *   vsprobe tally N PATH           N readlink(2)s: each distinct answer
+ *                                  with its count, one line each
  *   vsprobe setenv-area PATH NAME=VALUE
  *                                  prctl(PR_SET_MM) the environment to a new
  *                                  area holding NAME=VALUE, then readlink(2)
@@ -258,6 +260,41 @@ static int cmd_uring_open(const char *path)
 	return 0;
 }
 
+static int cmd_tally(long n, const char *path)
+{
+	struct {
+		char answer[256];
+		long count;
+	} seen[16];
+	int nseen = 0, i;
+	char buf[4096];
+	long k;
+
+	for (k = 0; k < n; k++) {
+		int e = do_readlink(path, buf, sizeof(buf));
+
+		if (e)
+			snprintf(buf, sizeof(buf), "err %s", errno_name(e));
+		buf[sizeof(seen[0].answer) - 1] = '\0';
+		for (i = 0; i < nseen && strcmp(seen[i].answer, buf); i++)
+			;
+		if (i == nseen) {
+			if (nseen == 16)
+				return report_error(E2BIG);
+			/* answers longer than 255 bytes are cut: fine here */
+			memcpy(seen[nseen].answer, buf,
+			       sizeof(seen[0].answer) - 1);
+			seen[nseen].answer[sizeof(seen[0].answer) - 1] = '\0';
+			seen[nseen++].count = 0;
+		}
+		seen[i].count++;
+	}
+	for (i = 0; i < nseen; i++)
+		printf("%ld %s\n", seen[i].count, seen[i].answer);
+	printf("ok\n");
+	return 0;
+}
+
 /* Moves the environment area to fresh memory holding one entry. */
 static int cmd_setenv_area(const char *path, const char *entry)
 {
@@ -383,6 +420,8 @@ int main(int argc, char *argv[])
 		return cmd_setenv_area(argv[2], argv[3]);
 	if (!strcmp(cmd, "unmap-env") && argc == 3)
 		return cmd_unmap_env(argv[2]);
+	if (!strcmp(cmd, "tally") && argc == 4)
+		return cmd_tally(atol(argv[2]), argv[3]);
 	if (!strcmp(cmd, "stat-loop") && argc == 4)
 		return cmd_stat_loop(atol(argv[2]), argv[3]);
 	if (!strcmp(cmd, "uring-open") && argc == 3)
