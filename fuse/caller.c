@@ -63,25 +63,24 @@ static bool caller_secure(int dirfd)
 }
 
 /*
- * The envp argument of the execve(2) the caller is blocked in, or 0 when it
- * is not in execve or we may not see its system call.
+ * Whether the caller is blocked in execve(2) or execveat(2) (false too when
+ * we may not see its system call); *envp is then that call's envp.
  */
-static uint64_t execve_envp(int dirfd)
+static bool in_execve(int dirfd, uint64_t *envp)
 {
 	char line[256];
 	unsigned long long a[6];
 	long nr;
 
 	if (read_small(dirfd, "syscall", line, sizeof(line)) < 0)
-		return 0;
+		return false;
 	if (sscanf(line, "%ld %llx %llx %llx %llx %llx %llx", &nr, &a[0],
 		   &a[1], &a[2], &a[3], &a[4], &a[5]) != 7)
-		return 0;
-	if (nr == NR_EXECVE)
-		return a[2];
-	if (nr == NR_EXECVEAT)
-		return a[3];
-	return 0;
+		return false;
+	if (nr != NR_EXECVE && nr != NR_EXECVEAT)
+		return false;
+	*envp = nr == NR_EXECVE ? a[2] : a[3];
+	return true;
 }
 
 /*
@@ -112,6 +111,8 @@ void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
 	char name[32];
 	enum exec_phase phase;
 
+	uint64_t envp = 0;
+
 	*c = (struct vsfuse_caller){ .dirfd = -1, .memfd = -1 };
 	if (pid <= 0)		/* not in our pid namespace: nothing is set */
 		return;
@@ -122,9 +123,10 @@ void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
 	c->secure = caller_secure(c->dirfd);
 	if (c->secure)
 		return;
-	c->envp = execve_envp(c->dirfd);
-	if (!c->envp)
+	c->source = VSFUSE_ENV_ENVIRON;
+	if (!in_execve(c->dirfd, &envp))
 		return;
+	c->in_execve = true;
 	phase = exec_phase(c->dirfd);
 	/*
 	 * Without the stack we cannot tell the loader from the program.  A
@@ -134,12 +136,17 @@ void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
 	if (phase == PHASE_LOADER ||
 	    (phase == PHASE_UNKNOWN && serves_others)) {
 		c->secure = true;
-		c->envp = 0;
+		return;
+	}
+	if (!envp) {		/* execve(path, argv, NULL): empty */
+		c->source = VSFUSE_ENV_NONE;
 		return;
 	}
 	c->memfd = openat(c->dirfd, "mem", O_RDONLY | O_CLOEXEC);
 	if (c->memfd < 0)	/* fall back to the exec-time environment */
-		c->envp = 0;
+		return;
+	c->envp = envp;
+	c->source = VSFUSE_ENV_ENVP;
 }
 
 void vsfuse_caller_close(struct vsfuse_caller *c)
@@ -224,9 +231,9 @@ ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 	struct varsym_env_scan s;
 
 	varsym_env_scan_init(&s, name, name_len, buf, size);
-	if (c->envp)
+	if (c->source == VSFUSE_ENV_ENVP)
 		scan_envp(c, &s);
-	else if (c->dirfd >= 0)
+	else if (c->source == VSFUSE_ENV_ENVIRON)
 		scan_environ(c, &s);
 	return varsym_env_scan_result(&s);
 }

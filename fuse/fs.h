@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "cache.h"
 #include "vsfuse.h"
 
 struct vsfuse_node;
@@ -19,6 +20,10 @@ struct vsfuse {
 	char options_text[3 * VARSYM_PATH_MAX];	/* as mountinfo shows them */
 	int procfd;		/* /proc, for the callers' /proc/PID */
 	bool serves_others;	/* allow_other: every user's processes */
+	struct vsfuse_cache *cache;	/* NULL: read /proc every time */
+	/* for benchmarks: --naive, --constant=TARGET (see main.c) */
+	bool naive;
+	const char *constant;
 
 	pthread_rwlock_t lock;	/* the fields below */
 	struct vsfuse_node *nodes;	/* the directory's links */

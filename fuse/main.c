@@ -22,9 +22,10 @@
 #define VARSYM_VERSION "unknown"
 #endif
 
-enum { KEY_HELP, KEY_VERSION };
+enum { KEY_HELP, KEY_VERSION, KEY_NAIVE, KEY_CONSTANT };
 
 struct cmdline {
+	struct vsfuse *fs;
 	struct varsym_opts *opts;
 	const char *positional[2];	/* [SOURCE] MOUNTPOINT */
 	int npositional;
@@ -36,6 +37,8 @@ static const struct fuse_opt cmdline_spec[] = {
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
 	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("--naive", KEY_NAIVE),
+	FUSE_OPT_KEY("--constant=", KEY_CONSTANT),
 	FUSE_OPT_END
 };
 
@@ -57,6 +60,11 @@ static void usage(const char *progname)
 	       "\n"
 	       "SOURCE is ignored (write 'none'). Run as root, the mount serves\n"
 	       "every user (allow_other is implied).\n"
+	       "\n"
+	       "For benchmarks only:\n"
+	       "    --naive           read /proc/PID/environ on every request, as a\n"
+	       "                      straightforward FUSE server would\n"
+	       "    --constant=TARGET answer TARGET to everyone: the FUSE floor\n"
 	       "\n", progname);
 }
 
@@ -74,6 +82,12 @@ static int opt_proc(void *data, const char *arg, int key,
 		return 0;
 	case KEY_VERSION:
 		cl->version = true;
+		return 0;
+	case KEY_NAIVE:
+		cl->fs->naive = true;
+		return 0;
+	case KEY_CONSTANT:
+		cl->fs->constant = arg + strlen("--constant=");
 		return 0;
 	case FUSE_OPT_KEY_NONOPT:
 		if (cl->npositional == 2) {
@@ -171,6 +185,7 @@ static int parse_args(struct fuse_args *args, struct vsfuse *fs,
 	char msg[VARSYM_MSG_MAX];
 
 	varsym_opts_init(&fs->opts);
+	cl->fs = fs;
 	cl->opts = &fs->opts;
 	if (fuse_opt_parse(args, cl, cmdline_spec, opt_proc) || cl->failed)
 		return -1;
@@ -226,6 +241,10 @@ int main(int argc, char *argv[])
 		perror("varsymfs");
 		goto out_close_proc;
 	}
+	/* without exec and exit events (not root), read /proc every time */
+	if (!fs.naive && !fs.constant && vsfuse_cache_new(&fs.cache) &&
+	    opts.debug)
+		fprintf(stderr, "varsymfs: no process events: no cache\n");
 
 	se = fuse_session_new(&args, &vsfuse_ops, sizeof(vsfuse_ops), &fs);
 	if (!se)
@@ -254,6 +273,7 @@ out_remove_handlers:
 out_destroy:
 	fuse_session_destroy(se);
 out_destroy_fs:
+	vsfuse_cache_free(fs.cache);
 	vsfuse_fs_destroy(&fs);
 out_close_proc:
 	close(fs.procfd);

@@ -12,10 +12,18 @@
 #include "varsym.h"
 
 /* The process behind one request (caller.c). */
+enum vsfuse_env_source {
+	VSFUSE_ENV_NONE,	/* every variable unset */
+	VSFUSE_ENV_ENVIRON,	/* /proc/PID/environ: the exec-time one */
+	VSFUSE_ENV_ENVP,	/* execve's envp, through /proc/PID/mem */
+};
+
 struct vsfuse_caller {
 	int dirfd;		/* O_PATH /proc/PID, -1 when none */
 	int memfd;		/* /proc/PID/mem while in execve, else -1 */
-	uint64_t envp;		/* execve's envp[] in the caller, or 0 */
+	enum vsfuse_env_source source;
+	uint64_t envp;		/* execve's envp[] in the caller */
+	bool in_execve;		/* the answer holds for this walk only */
 	bool secure;		/* AT_SECURE, or an exec's loader walk */
 };
 

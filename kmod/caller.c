@@ -192,6 +192,7 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 		return 0;
 	if (mm_secure(mm)) {
 		c->core.secure = true;
+		c->cacheable = true;
 		return 0;
 	}
 	if (in_execve_syscall(&envp)) {
@@ -210,5 +211,6 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 	c->env_end = mm->env_end;
 	spin_unlock(&mm->arg_lock);
 	c->has_env = c->env_start < c->env_end;
+	c->cacheable = true;
 	return 0;
 }

@@ -115,6 +115,7 @@ static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
 	t = kmalloc(struct_size(t, text, len + 1), GFP_KERNEL);
 	if (!t)
 		return -ENOMEM;
+	t->id = varsymfs_new_link_id();
 	t->len = len;
 	memcpy(t->text, symname, len + 1);
 	inode = varsymfs_new_inode(dir->i_sb, S_IFLNK | 0777, get_next_ino());
@@ -300,6 +301,7 @@ static int varsymfs_init_fs_context(struct fs_context *fc)
 	if (!sbi)
 		return -ENOMEM;
 	varsym_opts_init(&sbi->opts);
+	sbi->seed_id = varsymfs_new_link_id();
 	fc->s_fs_info = sbi;
 	fc->ops = &varsymfs_context_ops;
 	return 0;
@@ -336,6 +338,7 @@ static void __exit varsymfs_exit(void)
 {
 	unregister_filesystem(&varsymfs_fs_type);
 	varsymfs_exec_exit();
+	varsymfs_cache_exit();
 }
 
 module_init(varsymfs_init);

@@ -16,6 +16,33 @@
 
 #include "varsymfs.h"
 
+/* Computes the target through the core; -errno as SPEC section 5 says. */
+static ssize_t compute(struct inode *inode, struct varsymfs_caller *c,
+		       char *target)
+{
+	const struct varsymfs_template *t = varsymfs_template_of(inode);
+
+	if (t)
+		return varsym_template_expand(t->text, t->len, &c->core, target,
+					      PATH_MAX);
+	return varsym_resolve_seed(&varsymfs_sb(inode->i_sb)->opts, &c->core,
+				   target, PATH_MAX);
+}
+
+static u64 link_id(struct inode *inode)
+{
+	const struct varsymfs_template *t = varsymfs_template_of(inode);
+
+	return t ? t->id : varsymfs_sb(inode->i_sb)->seed_id;
+}
+
+/* The errors that are answers, the same for the rest of this execve. */
+static bool is_answer(ssize_t err)
+{
+	return err == -ENOENT || err == -EACCES || err == -ENAMETOOLONG ||
+	       err == -EINVAL;
+}
+
 /**
  * varsymfs_resolve - the target of a link for current
  * @inode: the link
@@ -27,24 +54,27 @@
  */
 static char *varsymfs_resolve(struct inode *inode, bool rcu, gfp_t gfp)
 {
-	struct varsymfs_sb_info *sbi = varsymfs_sb(inode->i_sb);
+	struct varsymfs_cache_key key;
 	struct varsymfs_caller c;
 	char *target;
 	ssize_t n;
 
-	const struct varsymfs_template *t = varsymfs_template_of(inode);
-
 	n = varsymfs_caller_init(&c, rcu);
 	if (n)
 		return ERR_PTR(n);
+	if (c.cacheable) {
+		varsymfs_cache_key(&key, link_id(inode));
+		target = varsymfs_cache_get(&key, gfp);
+		if (target)
+			return target;
+	}
 	target = kmalloc(PATH_MAX, gfp);
 	if (!target)
 		return ERR_PTR(rcu ? -ECHILD : -ENOMEM);
-	if (t)
-		n = varsym_template_expand(t->text, t->len, &c.core, target,
-					   PATH_MAX);
-	else
-		n = varsym_resolve_seed(&sbi->opts, &c.core, target, PATH_MAX);
+	n = compute(inode, &c, target);
+	if (c.cacheable && (n >= 0 || is_answer(n)))
+		varsymfs_cache_put(&key, n >= 0 ? target : NULL,
+				   n >= 0 ? 0 : n, gfp);
 	if (n < 0) {
 		kfree(target);
 		return ERR_PTR(n);

@@ -18,6 +18,7 @@
 
 /* One mount. */
 struct varsymfs_sb_info {
+	u64 seed_id;		/* the seed link's id in the answer cache */
 	struct varsym_opts opts;
 };
 
@@ -27,6 +28,7 @@ struct varsymfs_sb_info {
  * may read it.
  */
 struct varsymfs_template {
+	u64 id;			/* in the answer cache */
 	size_t len;
 	char text[];
 };
@@ -63,12 +65,29 @@ extern const struct xattr_handler *varsymfs_xattr_handlers[];
 struct varsymfs_caller {
 	struct varsym_caller core;
 	bool rcu;			/* in the RCU walk: never sleep */
+	bool cacheable;			/* the answer holds until execve */
 	bool has_env;			/* false: every variable is unset */
 	const char __user *const __user *envp;	/* execve's, or NULL */
 	unsigned long env_start, env_end;	/* else this area */
 };
 
 int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu);
+
+/* cache.c: each process's answers, once per execve */
+struct varsymfs_cache_key {
+	u64 link;
+	u64 start_time;
+	u64 exec_id;
+	unsigned long env_start, env_end;
+	pid_t tgid;
+};
+
+u64 varsymfs_new_link_id(void);
+void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link);
+char *varsymfs_cache_get(const struct varsymfs_cache_key *key, gfp_t gfp);
+void varsymfs_cache_put(const struct varsymfs_cache_key *key,
+			const char *target, int err, gfp_t gfp);
+void varsymfs_cache_exit(void);
 
 /* exec.c: what execve(2) is loading */
 int varsymfs_exec_init(void);

@@ -91,7 +91,8 @@ def test_execve_rule_script_interpreter(varsymfs, universes, public_dir):
 
 
 def test_moved_environment(varsymfs, probe, impl):
-    """prctl(PR_SET_MM_ENV_*) moves the area: the new bytes count."""
+    """prctl(PR_SET_MM_ENV_*) moves the area after a first readlink: the
+    new bytes count (a cache must not keep the first answer)."""
     if os.getuid() != 0:
         pytest.skip("PR_SET_MM needs CAP_SYS_RESOURCE")
     m = varsymfs("UNIVERSE,default=/dflt")
@@ -136,3 +137,32 @@ def test_io_uring_worker_sees_the_process(varsymfs, universes, probe):
         pytest.skip("io_uring is disabled here")
     assert line == "ok"
     assert probe("uring-open", path, env={}) == "err ENOENT"
+
+
+# Caches (the kernel's answer per execve, the daemon's per process) must
+# never serve an answer after the process's environment changed with exec,
+# nor to another process that got the same pid.
+
+def test_exec_in_the_same_pid_gets_a_new_answer(varsymfs, probe):
+    for options in ("UNIVERSE", ""):
+        m = varsymfs(options)
+        link = m.link
+        if not options:
+            link = os.path.join(m.dir, "t")
+            os.symlink("/t${UNIVERSE:-/none}", link)
+        p = run([probe.path, "readlink-exec", link, "UNIVERSE=/second"],
+                env={"UNIVERSE": "/first"})
+        want = ["ok /first", "ok /second"] if options else \
+            ["ok /t/first", "ok /t/second"]
+        assert p.out.splitlines() == want, p.out + p.err
+        p = run([probe.path, "readlink-exec", link], env={"UNIVERSE": "/first"})
+        assert p.out.splitlines()[1] == ("err ENOENT" if options else "ok /t/none")
+
+
+def test_reused_pid_gets_its_own_answer(varsymfs, probe):
+    m = varsymfs("UNIVERSE")
+    p = run([probe.path, "pid-reuse", m.link, "UNIVERSE", "/one", "/two"])
+    if "reused" not in p.out:
+        pytest.skip(f"could not reuse a pid here: {p.out.strip()}")
+    assert p.out.splitlines() == ["ok /one", "ok /two", p.out.splitlines()[2]]
+

@@ -50,16 +50,23 @@ def test_filesystem_alias_for_autoload():
     assert "fs-varsymfs" in p.out.split()
 
 
+@pytest.mark.parametrize("mode", ["seed", "template"])
 def test_follows_answer_in_the_rcu_walk(varsymfs, universes, probe,
-                                       public_dir):
+                                       public_dir, mode):
     """stat(2) through the link: at least 99 % answered without leaving
     the RCU walk while the environment is resident.
 
     The probe chroots into the test's tmpfs directory: the guest's root is
     9p, whose dentries leave the RCU walk on their own."""
-    m = varsymfs("UNIVERSE")
     inside = lambda p: "/" + os.path.relpath(p, public_dir)
-    path = os.path.join(inside(m.link), "bin", "only-att")
+    if mode == "seed":
+        m = varsymfs("UNIVERSE")
+        link = m.link
+    else:
+        m = varsymfs("")
+        link = os.path.join(m.dir, "u")
+        os.symlink("${UNIVERSE:-/none}", link)
+    path = os.path.join(inside(link), "bin", "only-att")
     env = {"UNIVERSE": inside(universes["att"]), "FILLER": "x" * 4096}
     loop = lambda n: probe("--chroot", public_dir, "stat-loop", str(n), path,
                            env=env)

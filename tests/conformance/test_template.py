@@ -150,6 +150,10 @@ def test_raw_template_readable_by_anyone(tm, build):
              "follow_symlinks=False).decode())"], user="nobody", check=True)
     assert p.out == template + "\n"
     assert XATTR in os.listxattr(path, follow_symlinks=False)
+    with pytest.raises(OSError) as e:
+        os.setxattr(path, XATTR, b"/other", follow_symlinks=False)
+    assert e.value.errno == 95  # EOPNOTSUPP
+    assert os.getxattr(path, XATTR, follow_symlinks=False) == template.encode()
 
 
 def test_seed_link_shows_its_options(varsymfs):

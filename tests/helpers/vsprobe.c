@@ -23,9 +23,17 @@
  *   vsprobe tally N PATH           N readlink(2)s: each distinct answer
  *                                  with its count, one line each
  *   vsprobe setenv-area PATH NAME=VALUE
- *                                  prctl(PR_SET_MM) the environment to a new
- *                                  area holding NAME=VALUE, then readlink(2)
+ *                                  readlink(2), prctl(PR_SET_MM) the
+ *                                  environment to a new area holding
+ *                                  NAME=VALUE, then readlink(2) again
  *   vsprobe unmap-env PATH         unmap the environment area, readlink(2)
+ *   vsprobe readlink-exec PATH [ENV...]
+ *                                  readlink(2), then execve(2) itself, same
+ *                                  pid, with ENV, to readlink(2) again
+ *   vsprobe pid-reuse PATH VAR V1 V2
+ *                                  a child with VAR=V1 readlinks and exits;
+ *                                  a second child gets the same pid (through
+ *                                  ns_last_pid) with VAR=V2 and readlinks
  *   vsprobe stat-loop N PATH       N stat(2)s of PATH, each must succeed
  *   vsprobe uring-open PATH        openat through io_uring, in an io-wq
  *                                  worker thread (IOSQE_ASYNC)
@@ -45,6 +53,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/io_uring.h>
@@ -295,9 +304,70 @@ static int cmd_tally(long n, const char *path)
 	return 0;
 }
 
+static int cmd_readlink_exec(char *self, char *path, char **env)
+{
+	char *argv[] = { self, "readlink", path, NULL };
+
+	cmd_readlink(path);
+	execve("/proc/self/exe", argv, env);
+	return report_error(errno);
+}
+
+/* fork + exec of "vsprobe readlink PATH" with VAR=VALUE; its pid. */
+static pid_t spawn_readlink(char *path, const char *var, const char *value)
+{
+	char *argv[] = { "vsprobe", "readlink", path, NULL };
+	char entry[4096], *env[] = { entry, NULL };
+	pid_t pid;
+
+	snprintf(entry, sizeof(entry), "%s=%s", var, value);
+	pid = fork();
+	if (pid == 0) {
+		execve("/proc/self/exe", argv, env);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int set_last_pid(pid_t pid)
+{
+	FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d", (int)pid) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static int cmd_pid_reuse(char *path, const char *var, const char *v1,
+			 const char *v2)
+{
+	pid_t first, second;
+	int tries, status;
+
+	first = spawn_readlink(path, var, v1);
+	if (first < 0 || waitpid(first, &status, 0) < 0)
+		return report_error(errno);
+	/* other processes may take the pid first: try a few times */
+	for (tries = 0; tries < 20; tries++) {
+		if (set_last_pid(first - 1))
+			return report_error(errno);
+		second = spawn_readlink(path, var, v2);
+		if (second < 0 || waitpid(second, &status, 0) < 0)
+			return report_error(errno);
+		if (second == first) {
+			printf("ok reused %d\n", (int)first);
+			return 0;
+		}
+	}
+	return report_error(EAGAIN);
+}
+
 /* Moves the environment area to fresh memory holding one entry. */
 static int cmd_setenv_area(const char *path, const char *entry)
 {
+	static char buf[4096];
 	size_t len = strlen(entry) + 1;
 	char *area = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -305,6 +375,8 @@ static int cmd_setenv_area(const char *path, const char *entry)
 	if (area == MAP_FAILED || len > 4096)
 		return report_error(ENOMEM);
 	memcpy(area, entry, len);
+	/* first an answer a cache could keep: the move must not keep it */
+	do_readlink(path, buf, sizeof(buf));
 	/* the kernel wants start <= end after each step: try both orders */
 	if (set_env_bounds(PR_SET_MM_ENV_START, (unsigned long)area,
 			   PR_SET_MM_ENV_END, (unsigned long)area + len) &&
@@ -420,6 +492,10 @@ int main(int argc, char *argv[])
 		return cmd_setenv_area(argv[2], argv[3]);
 	if (!strcmp(cmd, "unmap-env") && argc == 3)
 		return cmd_unmap_env(argv[2]);
+	if (!strcmp(cmd, "readlink-exec") && argc >= 3)
+		return cmd_readlink_exec(argv[0], argv[2], argv + 3);
+	if (!strcmp(cmd, "pid-reuse") && argc == 6)
+		return cmd_pid_reuse(argv[2], argv[3], argv[4], argv[5]);
 	if (!strcmp(cmd, "tally") && argc == 4)
 		return cmd_tally(atol(argv[2]), argv[3]);
 	if (!strcmp(cmd, "stat-loop") && argc == 4)

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * cache.h - the daemon's per-thread answer cache (cache.c).
+ */
+#ifndef VSFUSE_CACHE_H
+#define VSFUSE_CACHE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct vsfuse_cache;
+
+/* vsfuse_cache_get()'s answers that are not a length or a -errno */
+#define VSFUSE_CACHE_MISS (-100000)	/* nothing cached: compute it */
+#define VSFUSE_CACHE_BYPASS (-100001)	/* in execve: compute, keep nothing */
+
+/* 0, or -errno when exec and exit events cannot be had: then no cache. */
+int vsfuse_cache_new(struct vsfuse_cache **c);
+void vsfuse_cache_free(struct vsfuse_cache *c);
+
+/*
+ * Thread tid's answer for link (a node's st_ino, never reused) into out: its
+ * length, a -errno answer, or one of the two above.  *stamp is for the put.
+ */
+ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
+			 char *out, size_t size, uint64_t *stamp);
+/*
+ * Remembers an answer computed from /proc/TID (dirfd) after a get that
+ * returned VSFUSE_CACHE_MISS with stamp; len is a length or a -errno.
+ */
+void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
+		      uint64_t link, ssize_t len, const char *target,
+		      uint64_t stamp);
+
+#endif /* VSFUSE_CACHE_H */
