@@ -5,6 +5,7 @@
 #   make kmod       build varsymfs.ko for each installed Debian kernel
 #   make demo       show a variant link at work (sets itself up)
 #   make check      unit tests and the conformance suite (sets itself up)
+#   make bench      benchmarks into docs/PERFORMANCE.md (not part of check)
 #   make clean
 #
 # The shared core (core/) is compiled into every program here and, by
@@ -28,11 +29,11 @@ FUSE_SRC := fuse/main.c fuse/fs.c fuse/caller.c fuse/cache.c
 FUSE_HDR := fuse/fs.h fuse/vsfuse.h fuse/cache.h
 
 .PHONY: all deps-build deps-test deps-kmod kmod module demo check unit \
-	conformance clean
+	conformance clean bench
 
 TEST_BIN := $(B)/test_core $(B)/vsprobe $(B)/fake-loader
 
-all: $(B)/varsymfs $(TEST_BIN)
+all: $(B)/varsymfs $(B)/varsym $(TEST_BIN)
 
 deps-build:
 	@scripts/deps build
@@ -60,6 +61,10 @@ $(B)/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) -o $@ \
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
+# The command-line tool: explains a path walk through variant links.
+$(B)/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(CORE_SRC) tools/varsym.c
+
 # The unit tests always run with AddressSanitizer and UBSan.
 $(B)/test_core: $(CORE_SRC) $(CORE_HDR) tests/unit/test_core.c | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fsanitize=address,undefined \
@@ -85,6 +90,14 @@ conformance: all
 check: deps-test deps-kmod
 	@$(MAKE) --no-print-directory all kmod
 	@scripts/check
+
+# Variant links against their floors, on the host and in a guest per
+# kernel (~15 minutes): docs/PERFORMANCE.md, docs/performance.png, raw
+# numbers in build/bench/.  bench/run --quick is a seconds-long smoke test.
+bench: deps-build deps-kmod
+	@scripts/deps bench
+	@$(MAKE) --no-print-directory all kmod
+	@bench/run
 
 clean:
 	rm -rf $(B)

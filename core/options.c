@@ -93,6 +93,9 @@ static int set_string(struct varsym_opts *o, unsigned int bit,
 		return fail(msg, size,
 			    "value of '%s=' is longer than PATH_MAX - 1 bytes",
 			    key);
+	/* mount(8) splits on commas, and mountinfo could not show one */
+	if (memchr(value, ',', len))
+		return fail(msg, size, "value of '%s=' contains a comma", key);
 	memcpy(field, value, len + 1);
 	*field_len = len;
 	o->given |= bit;

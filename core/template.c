@@ -123,6 +123,12 @@ static ssize_t run(const char *t, size_t len, struct expansion *x)
 			if (n == 0) {
 				varsym_note(x->caller, name, name_len,
 					    VARSYM_FROM_NOTHING, NULL, 0);
+				/* each enclosing variable was unset too */
+				while (depth--)
+					varsym_note(x->caller,
+						    frames[depth].name,
+						    frames[depth].name_len,
+						    VARSYM_FROM_DEFAULT, NULL, 0);
 				return x->caller->secure ? -EACCES : -ENOENT;
 			}
 			continue;

@@ -82,13 +82,18 @@ static void free_thread(struct thread *t)
 
 /*
  * Drops thread tid and, if tgid is not 0, every thread of process tgid;
- * with all set, every thread.  Under c->lock.
+ * with all set, every thread.  Under c->lock.  Only an exec or a flush
+ * needs to look beyond tid's own bucket.
  */
 static void forget(struct vsfuse_cache *c, pid_t tid, pid_t tgid, bool all)
 {
-	size_t b;
+	size_t b, first = 0, end = BUCKETS;
 
-	for (b = 0; b < BUCKETS; b++) {
+	if (!tgid && !all) {
+		first = bucket(c, tid) - c->buckets;
+		end = first + 1;
+	}
+	for (b = first; b < end; b++) {
 		struct thread **p = &c->buckets[b], *t;
 
 		while ((t = *p)) {

@@ -121,6 +121,8 @@ static int opt_proc(void *data, const char *arg, int key,
 	return ret == VARSYM_OPT_FOREIGN;	/* 1 keeps it for libfuse */
 }
 
+#define FSNAME_MAX 1024
+
 /* Appends ",key=value" (no comma first) to the text in ctx. */
 static void options_add(void *ctx, const char *key, const char *value)
 {
@@ -154,13 +156,19 @@ static char *escape_option(const char *text)
 static int add_mount_options(struct fuse_args *args, struct vsfuse *fs,
 			     bool allow_other)
 {
-	char *opt, *escaped;
+	char shown[FSNAME_MAX + 4], *opt, *escaped;
 	int ret;
 
 	fs->options_text[0] = '\0';
 	varsym_opts_show(&fs->opts, options_add, fs->options_text);
-	escaped = escape_option(fs->options_text[0] ? fs->options_text :
-				"varsymfs");
+	/*
+	 * The mount's data is one page: long options are cut short there, and
+	 * whole in the seed link's system.varsym_options.
+	 */
+	snprintf(shown, sizeof(shown), "%.*s%s", FSNAME_MAX,
+		 fs->options_text[0] ? fs->options_text : "varsymfs",
+		 strlen(fs->options_text) > FSNAME_MAX ? "..." : "");
+	escaped = escape_option(shown);
 	if (!escaped)
 		return -1;
 	ret = asprintf(&opt, "-ofsname=%s", escaped);

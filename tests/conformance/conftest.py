@@ -119,6 +119,18 @@ def wait_for(pred, what, timeout=10.0):
         time.sleep(0.01)
 
 
+def daemon_stacks(pid):
+    """Where each thread of a stuck daemon is, for the failure message."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task")):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stack") as f:
+                out.append(f"-- thread {tid}:\n{f.read()}")
+        except OSError as e:
+            out.append(f"-- thread {tid}: {e}")
+    return "\n".join(out)
+
+
 class Mount:
     def __init__(self, impl, build, options, where):
         self.impl = impl
@@ -167,11 +179,13 @@ class Mount:
                 raise Failed(f"umount failed: {p.err}")
         if self.daemon is not None:
             try:
-                status = self.daemon.wait(timeout=10)
+                status = self.daemon.wait(timeout=30)
             except subprocess.TimeoutExpired:
+                stacks = daemon_stacks(self.daemon.pid)
                 self.daemon.kill()
                 self.daemon.wait()
-                raise Failed("the daemon did not exit after umount")
+                raise Failed("the daemon did not exit after umount; its "
+                             f"threads were in:\n{stacks}")
             err = self.daemon.stderr.read().decode(errors="replace")
             self.daemon = None
             if status != 0:

@@ -89,6 +89,16 @@ def test_default_too_long_with_prefix_is_refused_at_mount(varsymfs, impl):
         assert "together are longer than PATH_MAX - 1 bytes" in err
 
 
+def test_long_options(varsymfs, probe):
+    """A prefix and a default of 2000 bytes each: mounted, shown whole."""
+    prefix, default = "/" + "p" * 1999, "d" * 2000
+    m = varsymfs(f"V,prefix={prefix},default={default}")
+    assert probe.readlink(m.link, env={}) == "ok " + prefix + default
+    assert os.getxattr(m.link, "system.varsym_options",
+                       follow_symlinks=False).decode() == \
+        f"var=V,prefix={prefix},default={default}"
+
+
 def test_variable_after_a_megabyte(varsymfs, probe):
     m = varsymfs("UNIVERSE")
     env = {f"FILLER{i}": "f" * 100000 for i in range(11)}

@@ -244,6 +244,7 @@ static const struct opt_row opt_rows[] = {
 	{ "uid=", -EINVAL, "invalid value in 'uid='" },
 	{ "gid=1x", -EINVAL, "invalid value in 'gid=1x'" },
 	{ "uid=1,uid=2", -EINVAL, "option 'uid=' given twice" },
+	{ "A,default=a,b", -EINVAL, "variable given twice: 'A' and 'b'" },
 };
 
 struct shown {
@@ -307,6 +308,11 @@ static void test_options(void)
 	      VARSYM_OPT_FOREIGN, "rw is left to the mount layer");
 	check(varsym_opts_parse_one(&o, "source", "none", msg, sizeof(msg)) ==
 	      VARSYM_OPT_FOREIGN, "source is left to the mount layer");
+	/* fsconfig(2) can hand over a value with a comma in it */
+	varsym_opts_init(&o);
+	check(varsym_opts_parse_one(&o, "prefix", "/a,b", msg, sizeof(msg)) ==
+	      -EINVAL && !strcmp(msg, "value of 'prefix=' contains a comma"),
+	      "a comma inside a value is refused: %s", msg);
 }
 
 static void test_options_limits(void)

@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * varsym - tell a person what a path through variant links leads to, and why.
+ *
+ *   varsym explain [-i] [--env NAME=VALUE]... [--secure] PATH
+ *   varsym show LINK
+ *
+ * explain walks PATH one component at a time as namei(1) does, and for each
+ * variant link shows its template (or the seed mount's options), every
+ * variable the rules consult, where each value came from and the target.
+ * The answer comes from the shared core with the environment being
+ * explained, so the tool and the file systems cannot disagree on the rules;
+ * when that environment is the tool's own, readlink(2) is asked too and a
+ * difference is reported as the bug it would be.
+ *
+ * The walk holds an O_PATH descriptor of where it stands and never lets the
+ * kernel follow a symbolic link for it: a variant link met half-way must
+ * give the explained environment's answer, not the tool's.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "varsym.h"
+
+#ifndef VARSYM_VERSION
+#define VARSYM_VERSION "unknown"
+#endif
+
+/* The interface both implementations give: see docs/SEMANTICS.md. */
+#define XATTR_TEMPLATE "system.varsym_template"
+#define XATTR_OPTIONS "system.varsym_options"
+
+#define MAX_LINKS 40		/* the kernel's MAXSYMLINKS */
+#define DETAIL 4		/* extra indent of a variant link's details */
+/* var=, prefix= and default= together: more than one PATH_MAX */
+#define TEXT_MAX (2 * VARSYM_PATH_MAX)
+
+enum {
+	EXIT_RESOLVES = 0,	/* explained path resolves, link shown */
+	EXIT_UNRESOLVED = 1,	/* it does not, or not a variant link */
+	EXIT_USAGE = 2,		/* bad command line, or a system error */
+};
+
+extern char **environ;
+
+/* The environment explained: --env entries over a base environment. */
+struct environment {
+	char **base;		/* environ, or NULL for -i */
+	char **set;		/* the --env NAME=VALUE arguments, in order */
+	int nset;
+	bool secure;		/* as for a secure-exec process */
+	bool own;		/* exactly what readlink(2) by us would see */
+};
+
+struct walk {
+	const struct environment *env;
+	int links;		/* symbolic links followed so far */
+	bool sys_error;		/* a failure that is not the path's */
+};
+
+/* What the note hook learns while a variant link is explained. */
+struct explaining {
+	const struct environment *env;
+	int level;
+	bool print;		/* second pass: show each variable */
+	bool nothing;		/* a variable was unset with no default */
+	bool refused;		/* a value was refused under the prefix */
+};
+
+/* A variant link's raw text, from its extended attribute. */
+struct variant {
+	bool seed;
+	size_t len;
+	char text[TEXT_MAX];
+};
+
+static const char *errno_name(int e)
+{
+	static const struct {
+		int e;
+		const char *name;
+	} names[] = {
+		{ ENOENT, "ENOENT" }, { EACCES, "EACCES" }, { EPERM, "EPERM" },
+		{ EINVAL, "EINVAL" }, { ENAMETOOLONG, "ENAMETOOLONG" },
+		{ ELOOP, "ELOOP" }, { ENOTDIR, "ENOTDIR" }, { EIO, "EIO" },
+		{ ENOTCONN, "ENOTCONN" }, { ERANGE, "ERANGE" },
+		{ ENOMEM, "ENOMEM" }, { EMFILE, "EMFILE" },
+		{ ESTALE, "ESTALE" },
+	};
+	static char buf[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].e == e)
+			return names[i].name;
+	snprintf(buf, sizeof(buf), "E%d", e);
+	return buf;
+}
+
+/*
+ * Names, values and targets are bytes; control bytes are shown as \xNN so
+ * that a hostile name cannot move the cursor of the person reading.
+ */
+static void put_bytes(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (c < 0x20 || c == 0x7f)
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
+}
+
+static void put_str(const char *s)
+{
+	put_bytes(s, strlen(s));
+}
+
+static void indent(int level, int extra)
+{
+	printf("%*s", 2 * level + 1 + extra, "");
+}
+
+/* One line of the walk, as namei(1) prints it: type letter, name. */
+static void print_entry(int level, char type, const char *name)
+{
+	indent(level, 0);
+	printf("%c ", type);
+	put_str(name);
+}
+
+/* The component that ends the walk, as namei does, with the errno name. */
+static void print_failure(int level, const char *name, int e)
+{
+	indent(level, 0);
+	put_str(name);
+	printf(" - %s: %s\n", errno_name(e), strerror(e));
+}
+
+static char type_letter(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return 'd';
+	case S_IFLNK:
+		return 'l';
+	case S_IFREG:
+		return '-';
+	case S_IFCHR:
+		return 'c';
+	case S_IFBLK:
+		return 'b';
+	case S_IFIFO:
+		return 'p';
+	case S_IFSOCK:
+		return 's';
+	}
+	return '?';
+}
+
+/*
+ * The core's getenv: the --env entries (the last given first, so the last
+ * wins as with env(1)), then the base environment, fed to the core's
+ * scanner entry by entry, NUL included, as one block would be.
+ */
+static ssize_t env_get(void *ctx, const char *name, size_t name_len,
+		       char *buf, size_t size)
+{
+	const struct explaining *x = ctx;
+	const struct environment *env = x->env;
+	struct varsym_env_scan s;
+	char **p;
+	int i;
+
+	varsym_env_scan_init(&s, name, name_len, buf, size);
+	for (i = env->nset - 1; i >= 0; i--)
+		if (varsym_env_scan_feed(&s, env->set[i],
+					 strlen(env->set[i]) + 1))
+			return varsym_env_scan_result(&s);
+	for (p = env->base; p && *p; p++)
+		if (varsym_env_scan_feed(&s, *p, strlen(*p) + 1))
+			break;
+	return varsym_env_scan_result(&s);
+}
+
+static void note(void *ctx, const char *name, size_t name_len,
+		 enum varsym_source from, const char *value, size_t value_len)
+{
+	struct explaining *x = ctx;
+	const char *secure = x->env->secure ?
+			     "ignored: secure-exec (setuid) process" : NULL;
+
+	x->nothing |= from == VARSYM_FROM_NOTHING;
+	x->refused |= from == VARSYM_FROM_REFUSED;
+	if (!x->print)
+		return;
+	indent(x->level, DETAIL);
+	put_bytes(name, name_len);
+	if (value) {
+		printf(" = ");
+		put_bytes(value, value_len);
+	}
+	switch (from) {
+	case VARSYM_FROM_ENV:
+		printf("   (from the environment)\n");
+		break;
+	case VARSYM_FROM_DEFAULT:
+		printf("   (%s: the default)\n", secure ? secure :
+		       "unset or empty");
+		break;
+	case VARSYM_FROM_NOTHING:
+		printf("   (%s, no default)\n", secure ? secure :
+		       "unset or empty");
+		break;
+	case VARSYM_FROM_REFUSED:
+		printf("   (refused: '..' under a prefix)\n");
+		break;
+	}
+}
+
+/* 1 and v filled for a variant link, 0 for any other file, or -errno. */
+static int read_variant_at(const char *path, struct variant *v)
+{
+	static const char *const attrs[] = { XATTR_TEMPLATE, XATTR_OPTIONS };
+	ssize_t n;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		n = lgetxattr(path, attrs[i], v->text, sizeof(v->text) - 1);
+		if (n >= 0) {
+			v->text[n] = '\0';
+			v->len = n;
+			v->seed = i == 1;
+			return 1;
+		}
+		if (errno == ERANGE)	/* no link's text is this long */
+			return -ENAMETOOLONG;
+		/*
+		 * Other file systems refuse an unknown system.* name in
+		 * their own ways; only a failing lookup is the path's.
+		 */
+		if (errno != ENODATA && errno != ENOTSUP && errno != EPERM &&
+		    errno != EINVAL)
+			return -errno;
+	}
+	return 0;
+}
+
+/* The same for name in dirfd. */
+static int read_variant(int dirfd, const char *name, struct variant *v)
+{
+	char path[64 + NAME_MAX];
+
+	/* lgetxattr has no *at() form; the magic link stands for dirfd. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, name);
+	return read_variant_at(path, v);
+}
+
+/* Mount options as the seed link gives them: "var=U,prefix=/u/". */
+static int parse_options(char *text, struct varsym_opts *o, char *msg,
+			 size_t size)
+{
+	char *item, *value, *save = NULL;
+	int ret;
+
+	varsym_opts_init(o);
+	for (item = strtok_r(text, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
+		value = strchr(item, '=');
+		if (value)
+			*value++ = '\0';
+		ret = varsym_opts_parse_one(o, item, value, msg, size);
+		if (ret < 0)
+			return ret;
+	}
+	return varsym_opts_finish(o, msg, size);
+}
+
+/* The target the rules give: its length, or -errno as readlink would. */
+static ssize_t expand(const struct variant *v, const struct varsym_opts *o,
+		      struct explaining *x, bool print, char *out)
+{
+	struct varsym_caller c = {
+		.getenv = env_get,
+		.note = note,
+		.ctx = x,
+		.secure = x->env->secure,
+	};
+
+	x->print = print;
+	x->nothing = x->refused = false;
+	if (v->seed)
+		return varsym_resolve_seed(o, &c, out, VARSYM_PATH_MAX);
+	return varsym_template_expand(v->text, v->len, &c, out,
+				      VARSYM_PATH_MAX);
+}
+
+static const char *why(const struct variant *v, const struct explaining *x,
+		       ssize_t err)
+{
+	switch (err) {
+	case -ENOENT:
+		if (x->nothing)
+			return "a variable is unset or empty, no default";
+		return "the template expands to nothing";
+	case -EACCES:
+		if (x->refused)
+			return "a '..' component of a value under a prefix";
+		return "a secure-exec process, and no default";
+	case -ENAMETOOLONG:
+		return "a value or the target is over PATH_MAX - 1 bytes";
+	case -EINVAL:
+		return v->seed ? "the link's options do not parse" :
+				 "a malformed template";
+	}
+	return "the rules give this error";
+}
+
+/* readlink(2) by this process: the file system's own answer. */
+static ssize_t real_target(int dirfd, const char *name, char *out)
+{
+	ssize_t n = readlinkat(dirfd, name, out, VARSYM_PATH_MAX);
+
+	if (n < 0)
+		return -errno;
+	if (n == VARSYM_PATH_MAX)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
+	return n;
+}
+
+/* A target or an error, for the warning below. */
+static void put_answer(ssize_t n, const char *text)
+{
+	if (n < 0)
+		printf("%s", errno_name(-n));
+	else
+		put_str(text);
+	printf("\n");
+}
+
+/*
+ * Our answer and the file system's differ: say so, and go on with what the
+ * kernel would use.  The result is the file system's.
+ */
+static ssize_t warn_mismatch(int level, const char *name, ssize_t n,
+			     ssize_t real, char *target, const char *real_text)
+{
+	indent(level, DETAIL);
+	printf("WARNING   readlink(2) gives  ");
+	put_answer(real, real_text);
+	indent(level, DETAIL);
+	printf("          the rules give     ");
+	put_answer(n, target);
+	indent(level, DETAIL);
+	printf("          a bug in varsymfs or in varsym: going on with "
+	       "readlink's answer\n");
+	fprintf(stderr, "varsym: warning: readlink(2) of %s disagrees with "
+		"the rules\n", name);
+	if (real >= 0)
+		memcpy(target, real_text, real + 1);
+	return real;
+}
+
+/*
+ * Prints a variant link and how its target comes about; the target goes to
+ * target.  Returns its length or -errno.
+ */
+static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
+			       int level, const struct variant *v,
+			       char *target)
+{
+	/*
+	 * Static: the walk recurses only after this returns, so one set
+	 * serves every link instead of sitting in each frame.
+	 */
+	static char scratch[VARSYM_PATH_MAX], real_text[VARSYM_PATH_MAX];
+	static char msg[VARSYM_MSG_MAX], opts_text[TEXT_MAX];
+	static struct varsym_opts o;
+	struct explaining x = { .env = w->env, .level = level };
+	ssize_t n, real = 0;
+	int bad = 0;
+
+	if (v->seed) {
+		memcpy(opts_text, v->text, v->len + 1);
+		bad = parse_options(opts_text, &o, msg, sizeof(msg));
+	}
+	/* two passes: the target heads the lines the second one prints */
+	n = bad ? bad : expand(v, &o, &x, false, target);
+	if (w->env->own)
+		real = real_target(dirfd, name, real_text);
+
+	print_entry(level, 'v', name);
+	if (n >= 0) {
+		printf(" -> ");
+		put_str(target);
+	}
+	printf("\n");
+	indent(level, DETAIL);
+	printf(v->seed ? "options   " : "template  ");
+	put_bytes(v->text, v->len);
+	printf("\n");
+	if (bad) {
+		indent(level, DETAIL);
+		printf("cannot parse the options: %s\n", msg);
+	} else {
+		expand(v, &o, &x, true, scratch);
+	}
+	if (n < 0) {
+		indent(level, DETAIL);
+		printf("%s: %s (%s)\n", errno_name(-n), strerror(-n),
+		       why(v, &x, n));
+	}
+	if (!w->env->own || (real == n && (n < 0 || !strcmp(real_text,
+							     target))))
+		return n;
+	return warn_mismatch(level, name, n, real, target, real_text);
+}
+
+/* Prints a symbolic link; its target goes to target.  0 or -1. */
+static int explain_link(struct walk *w, int dirfd, const char *name,
+			int level, char *target)
+{
+	static struct variant v;	/* as in explain_variant() */
+	ssize_t n;
+	int ret;
+
+	ret = read_variant(dirfd, name, &v);
+	if (ret < 0) {
+		print_failure(level, name, -ret);
+		return -1;
+	}
+	if (ret)
+		return explain_variant(w, dirfd, name, level, &v, target) < 0 ?
+		       -1 : 0;
+	n = real_target(dirfd, name, target);
+	if (n < 0) {
+		print_failure(level, name, -n);
+		return -1;
+	}
+	print_entry(level, 'l', name);
+	printf(" -> ");
+	put_str(target);
+	printf("\n");
+	return 0;
+}
+
+static int walk_path(struct walk *w, int fd, const char *path, int level);
+
+static int open_root(struct walk *w)
+{
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "varsym: /: %s\n", strerror(errno));
+		w->sys_error = true;
+	}
+	return fd;
+}
+
+/* Whether fd is a directory; prints the failure for name if not. */
+static bool check_dir(int fd, int level, const char *name)
+{
+	struct stat st;
+
+	if (!fstat(fd, &st) && S_ISDIR(st.st_mode))
+		return true;
+	print_failure(level, name, ENOTDIR);
+	return false;
+}
+
+/*
+ * Follows the link name in dirfd (ours to close), printing the walk of its
+ * target one level deeper.  Returns a descriptor of where it leads, or -1.
+ */
+static int follow(struct walk *w, int dirfd, const char *name, int level)
+{
+	char target[VARSYM_PATH_MAX];
+	int start;
+
+	if (w->links++ >= MAX_LINKS) {
+		print_failure(level, name, ELOOP);
+		close(dirfd);
+		return -1;
+	}
+	if (explain_link(w, dirfd, name, level, target)) {
+		close(dirfd);
+		return -1;
+	}
+	if (target[0] != '/')
+		return walk_path(w, dirfd, target, level + 1);
+	close(dirfd);
+	start = open_root(w);
+	if (start < 0)
+		return -1;
+	return walk_path(w, start, target, level + 1);
+}
+
+/* One component: a descriptor of name in dirfd (ours to close), or -1. */
+static int step(struct walk *w, int dirfd, const char *name, int level,
+		bool must_be_dir)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		print_failure(level, name, errno);
+		close(dirfd);
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		fd = follow(w, dirfd, name, level);
+	} else {
+		print_entry(level, type_letter(st.st_mode), name);
+		printf("\n");
+		fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			print_failure(level, name, errno);
+		close(dirfd);
+	}
+	if (fd >= 0 && must_be_dir && !check_dir(fd, level, name)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Walks path from fd (ours to close: "/" for an absolute path, else the
+ * directory it is relative to).  Returns a descriptor of the end, or -1.
+ */
+static int walk_path(struct walk *w, int fd, const char *path, int level)
+{
+	char name[NAME_MAX + 1];
+	const char *p = path, *end;
+	size_t len;
+
+	if (!*path || strlen(path) >= VARSYM_PATH_MAX) {
+		print_failure(level, path, *path ? ENAMETOOLONG : ENOENT);
+		close(fd);
+		return -1;
+	}
+	if (*p == '/') {
+		print_entry(level, 'd', "/");
+		printf("\n");
+	}
+	while (fd >= 0) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		for (end = p; *end && *end != '/'; end++)
+			;
+		len = end - p;
+		if (len > NAME_MAX) {
+			indent(level, 0);
+			put_bytes(p, len);
+			printf(" - %s: %s\n", errno_name(ENAMETOOLONG),
+			       strerror(ENAMETOOLONG));
+			close(fd);
+			return -1;
+		}
+		memcpy(name, p, len);
+		name[len] = '\0';
+		p = end;
+		while (*end == '/')
+			end++;
+		/* "name/" at the end: it must be a directory */
+		fd = step(w, fd, name, level, !*end && *p == '/');
+	}
+	return fd;
+}
+
+static int explain(const struct environment *env, const char *path)
+{
+	struct walk w = { .env = env };
+	int fd;
+
+	fd = path[0] == '/' ? open_root(&w) :
+			      open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (!w.sys_error)
+			fprintf(stderr, "varsym: current directory: %s\n",
+				strerror(errno));
+		return EXIT_USAGE;
+	}
+	printf("f: ");
+	put_str(path);
+	printf("\n");
+	fd = walk_path(&w, fd, path, 0);
+	if (fd >= 0)
+		close(fd);
+	if (w.sys_error)
+		return EXIT_USAGE;
+	return fd >= 0 ? EXIT_RESOLVES : EXIT_UNRESOLVED;
+}
+
+static void usage(FILE *f)
+{
+	static const char text[] =
+	"usage: varsym explain [-i] [--env NAME=VALUE]... [--secure] PATH\n"
+	"       varsym show LINK\n"
+	"       varsym --help | --version\n"
+	"\n"
+	"Explains variant symbolic links (varsymfs).\n"
+	"\n"
+	"explain PATH  walks PATH one component at a time as namei(1) does,\n"
+	"              one line each: d directory, l symbolic link, v variant\n"
+	"              link, - file, c b p s device, fifo, socket.  Under a\n"
+	"              variant link: its template or the seed mount's\n"
+	"              options, each variable consulted, its value and where\n"
+	"              it came from; then the target or the error it gives.\n"
+	"              Without -i, --env or --secure it explains for varsym's\n"
+	"              own environment and checks answers with readlink(2).\n"
+	"  -i, --ignore-environment\n"
+	"              start from an empty environment\n"
+	"  -e, --env NAME=VALUE\n"
+	"              set NAME in the environment explained (repeatable)\n"
+	"  -s, --secure\n"
+	"              explain for a secure-exec (setuid) process: every\n"
+	"              variable is unset\n"
+	"show LINK     prints a variant link's raw template, or a seed\n"
+	"              link's mount options\n"
+	"\n"
+	"Exit status:\n"
+	"  0  the path resolves (explain); the link was shown (show)\n"
+	"  1  the path does not resolve; LINK is not a variant link\n"
+	"  2  usage error, or a system error unrelated to the path\n";
+
+	fputs(text, f);
+}
+
+static int bad_usage(const char *what, const char *arg)
+{
+	fprintf(stderr, "varsym: %s%s%s%s\n", what, arg ? " '" : "",
+		arg ? arg : "", arg ? "'" : "");
+	fprintf(stderr, "Try 'varsym --help'.\n");
+	return EXIT_USAGE;
+}
+
+/* The option getopt_long() stopped at (c is ':' or '?'), for a message. */
+static int bad_option(int c, char **argv)
+{
+	return bad_usage(c == ':' ? "missing argument to" : "unknown option",
+			 argv[optind - 1]);
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "ignore-environment", no_argument, NULL, 'i' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "secure", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct environment env = { .base = environ };
+	char *eq;
+	int c, ret;
+
+	/* at most one --env per argument */
+	env.set = calloc(argc, sizeof(*env.set));
+	if (!env.set) {
+		fprintf(stderr, "varsym: %s\n", strerror(errno));
+		return EXIT_USAGE;
+	}
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ie:sh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			env.base = NULL;
+			break;
+		case 'e':
+			eq = strchr(optarg, '=');
+			if (!eq || eq == optarg) {
+				free(env.set);
+				return bad_usage("--env needs NAME=VALUE, not",
+						 optarg);
+			}
+			env.set[env.nset++] = optarg;
+			break;
+		case 's':
+			env.secure = true;
+			break;
+		case 'h':
+			free(env.set);
+			usage(stdout);
+			return EXIT_RESOLVES;
+		default:
+			free(env.set);
+			return bad_option(c, argv);
+		}
+	}
+	ret = optind + 1 == argc ? 0 : EXIT_USAGE;
+	if (ret) {
+		free(env.set);
+		return bad_usage(optind == argc ? "explain: missing PATH" :
+				 "explain: one PATH only, not also",
+				 optind == argc ? NULL : argv[optind + 1]);
+	}
+	env.own = env.base && !env.nset && !env.secure;
+	/* our own answers are a secure-exec process's if we are one */
+	if (env.own && getauxval(AT_SECURE))
+		env.secure = true;
+	ret = explain(&env, argv[optind]);
+	free(env.set);
+	return ret;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct variant v;
+	const char *link;
+	int c, ret;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c != 'h')
+			return bad_option(c, argv);
+		usage(stdout);
+		return EXIT_RESOLVES;
+	}
+	if (optind + 1 != argc)
+		return bad_usage(optind == argc ? "show: missing LINK" :
+				 "show: one LINK only, not also",
+				 optind == argc ? NULL : argv[optind + 1]);
+	link = argv[optind];
+	ret = read_variant_at(link, &v);
+	if (ret < 0) {
+		fprintf(stderr, "varsym: %s: %s\n", link, strerror(-ret));
+		return EXIT_UNRESOLVED;
+	}
+	if (!ret) {
+		fprintf(stderr, "varsym: %s: not a variant link\n", link);
+		return EXIT_UNRESOLVED;
+	}
+	/* the raw bytes, unescaped: the text to give ln -s again */
+	fwrite(v.text, 1, v.len, stdout);
+	putchar('\n');
+	return EXIT_RESOLVES;
+}
+
+/* A full disk or a closed pipe must not pass for an answer. */
+static int finish(int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "varsym: write error: %s\n", strerror(errno));
+		return EXIT_USAGE;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd)
+		return bad_usage("missing command", NULL);
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		usage(stdout);
+		return finish(EXIT_RESOLVES);
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		printf("varsym version %s\n", VARSYM_VERSION);
+		return finish(EXIT_RESOLVES);
+	}
+	/* the command is argv[0] for getopt_long() */
+	if (!strcmp(cmd, "explain"))
+		return finish(cmd_explain(argc - 1, argv + 1));
+	if (!strcmp(cmd, "show"))
+		return finish(cmd_show(argc - 1, argv + 1));
+	return bad_usage("unknown command", cmd);
+}
