@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The Debian packages varsymfs and varsymfs-dkms, built by `make deb`
+(scripts/build-deb: dpkg-buildpackage and debhelper, Debian's own tools).
+
+First unpacked into a scratch root: the packaged programs mount and pass
+the FUSE conformance suite from there, and dkms builds the packaged module
+sources in a scratch tree.  Then installed for real with apt-get, as
+README.md says (the postinst has DKMS build the module for the kernels
+here), and purged: the machine must be as it was."""
+import glob
+import os
+import re
+
+import pytest
+
+from conftest import (REPO, VERSION, Failed, Mount, dkms_status, kernels, module_image,
+                      modules_state, mount_point, run, sh, umount)
+
+ARCH = sh(["dpkg", "--print-architecture"]).out.strip()
+DEB_DIR = os.path.join(REPO, "build", "deb")
+KERNELS = kernels()
+
+
+def module_sources():
+    """The files the module is built from: what the -dkms package ships."""
+    want = {"dkms.conf", "Kbuild"}
+    for d in ("core", "kmod"):
+        want |= {f"{d}/{f}" for f in os.listdir(os.path.join(REPO, d))
+                 if re.search(r"\.[ch]$", f)}
+    return want
+
+
+@pytest.fixture(scope="module")
+def debs():
+    parent = os.path.dirname(REPO)
+    before = set(os.listdir(parent))
+    sh([os.path.join(REPO, "scripts", "build-deb")], timeout=900)
+    # dpkg-buildpackage writes next to the tree it builds: a copy in build/
+    assert {f for f in set(os.listdir(parent)) - before if "varsymfs" in f} == set()
+    return {"varsymfs": os.path.join(DEB_DIR, f"varsymfs_{VERSION}_{ARCH}.deb"),
+            "varsymfs-dkms": os.path.join(DEB_DIR, f"varsymfs-dkms_{VERSION}_all.deb")}
+
+
+def field(deb, name):
+    return sh(["dpkg-deb", "-f", deb, name]).out.strip()
+
+
+def contents(deb):
+    p = sh(["dpkg-deb", "-c", deb])
+    return {line.split()[5][1:] for line in p.out.splitlines()
+            if not line.startswith("d")}
+
+
+@pytest.fixture(scope="module")
+def unpacked(debs, scratch):
+    root = os.path.join(scratch, "debroot")
+    for deb in debs.values():
+        sh(["dpkg-deb", "-x", deb, root])
+    return root
+
+
+def test_both_packages_are_built(debs):
+    for package, deb in debs.items():
+        assert os.path.exists(deb), deb
+        assert field(deb, "Package") == package
+        assert field(deb, "Version") == VERSION
+
+
+def test_varsymfs_package(debs):
+    deb = debs["varsymfs"]
+    files = contents(deb)
+    for f in ("/usr/sbin/varsymfs", "/usr/bin/varsym",
+              "/usr/share/man/man1/varsym.1.gz", "/usr/share/man/man5/varsymfs.5.gz",
+              "/usr/share/man/man8/varsymfs.8.gz", "/usr/share/doc/varsymfs/copyright",
+              "/usr/share/doc/varsymfs/README.md.gz",
+              "/usr/share/doc/varsymfs/examples/fstab",
+              "/usr/share/doc/varsymfs/examples/systemd/universe.mount",
+              "/usr/share/doc/varsymfs/examples/tmpfiles.d/varsym.conf",
+              "/usr/share/doc/varsymfs/examples/modules-load.d/varsymfs.conf"):
+        assert f in files, f
+    assert not [f for f in files if f.startswith("/usr/src") or ".ko" in f]
+    depends = [d.split()[0] for d in field(deb, "Depends").split(", ")]
+    assert "fuse3" in depends and "libfuse3-3" in depends, depends
+
+
+def test_varsymfs_dkms_package(debs, tmp_path):
+    deb = debs["varsymfs-dkms"]
+    src = f"/usr/src/varsymfs-{VERSION}/"
+    shipped = {f[len(src):] for f in contents(deb) if f.startswith(src)}
+    assert shipped == module_sources()
+    assert field(deb, "Depends").startswith("dkms")
+    # registered with DKMS by its maintainer scripts (dh_dkms)
+    sh(["dpkg-deb", "-e", deb, str(tmp_path)])
+    postinst = (tmp_path / "postinst").read_text()
+    prerm = (tmp_path / "prerm").read_text()
+    assert "DKMS_NAME=varsymfs" in postinst and f"DKMS_VERSION={VERSION}" in postinst
+    assert "/usr/lib/dkms/common.postinst" in postinst
+    assert "dkms remove -m $DKMS_NAME -v $DKMS_VERSION --all" in prerm
+
+
+def test_packaged_program_mounts_and_resolves(unpacked, probe, public_dir):
+    sbin = os.path.join(unpacked, "usr", "sbin")
+    varsym = os.path.join(unpacked, "usr", "bin", "varsym")
+    seed = Mount("fuse", sbin, "UNIVERSE,default=/ucb", mount_point(public_dir))
+    template = Mount("fuse", sbin, "", mount_point(public_dir))
+    try:
+        for m in (seed, template):
+            ok, err = m.start()
+            assert ok, f"{' '.join(m.argv())}: {err}"
+        assert probe.readlink(seed.link, env={"UNIVERSE": "/att"}) == "ok /att"
+        assert probe.readlink(seed.link, env={}) == "ok /ucb"
+        for universe in ("att", "ucb"):
+            os.makedirs(os.path.join(public_dir, universe, "bin"))
+        text = public_dir + "/${UNIVERSE:-ucb}/bin"
+        link = os.path.join(template.dir, "bin")
+        os.symlink(text, link)
+        assert probe.readlink(link, env={"UNIVERSE": "att"}) == f"ok {public_dir}/att/bin"
+        assert sh([varsym, "show", link]).out == text + "\n"
+        p = sh([varsym, "explain", "-i", "--env", "UNIVERSE=att", link])
+        assert "    UNIVERSE = att   (from the environment)\n" in p.out
+    finally:
+        seed.stop()
+        template.stop()
+
+
+def test_packaged_programs_pass_the_fuse_conformance_suite(unpacked, build, scratch):
+    """The whole FUSE suite, with the programs as Debian built them
+    (dpkg-buildflags: hardening, fortify) instead of build/'s."""
+    bindir = os.path.join(scratch, "debbin")
+    os.makedirs(bindir, exist_ok=True)
+    links = {"varsymfs": f"{unpacked}/usr/sbin/varsymfs",
+             "varsym": f"{unpacked}/usr/bin/varsym",
+             "vsprobe": f"{build}/vsprobe", "fake-loader": f"{build}/fake-loader"}
+    for name, target in links.items():
+        if not os.path.lexists(os.path.join(bindir, name)):
+            os.symlink(target, os.path.join(bindir, name))
+    p = run(["/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             "tests/conformance", "--impl=fuse", f"--build={bindir}"],
+            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, timeout=900)
+    if p.returncode != 0:
+        raise Failed(f"{p.cmd}\n{p.out[-6000:]}\n{p.err[-2000:]}")
+
+
+def test_packaged_man_pages(unpacked):
+    mandir = os.path.join(unpacked, "usr", "share", "man")
+    for section, name in (("1", "varsym"), ("5", "varsymfs"), ("8", "varsymfs")):
+        page = f"{mandir}/man{section}/{name}.{section}.gz"
+        p = sh(["man", "-M", mandir, "-w", section, name], env={"PATH": "/usr/bin:/bin"})
+        assert p.out.strip() == page
+        p = sh(["man", "--warnings", "-E", "UTF-8", "-l", page],
+               env={"PATH": "/usr/bin:/bin", "MANWIDTH": "80"})
+        assert p.err == "" and name in p.out
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_packaged_sources_build_with_dkms(unpacked, scratch, build, dkms_keys, kernel):
+    """dkms builds the packaged sources, in a scratch DKMS tree (the real
+    installation is test_apt_install's), into the module the suite tested."""
+    tree = os.path.join(scratch, "dkms-tree")
+    os.makedirs(tree, exist_ok=True)
+    sh(["dkms", "build", "-m", "varsymfs", "-v", VERSION, "-k", kernel,
+        "--sourcetree", os.path.join(unpacked, "usr", "src"), "--dkmstree", tree])
+    built = glob.glob(f"{tree}/varsymfs/{VERSION}/{kernel}/*/module/varsymfs.ko*")
+    assert len(built) == 1, built
+    assert not dkms_status(), "the scratch build touched the machine's DKMS tree"
+    tested = os.path.join(build, "kmod", kernel, "varsymfs.ko")
+    if os.path.exists(tested):
+        assert module_image(built[0]) == module_image(tested)
+
+
+# ---- installed for real -------------------------------------------------------
+
+def installed_packages():
+    p = run(["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\\n",
+             "varsymfs", "varsymfs-dkms"], env={"PATH": "/usr/bin:/bin"})
+    return {line.split()[0] for line in p.out.splitlines() if line.endswith(" installed")}
+
+
+@pytest.fixture(scope="module")
+def apt_installed(debs, machine_lock, dkms_keys):
+    """apt-get install of both packages, as README.md says; purged after."""
+    if installed_packages() or dkms_status() or \
+            os.path.exists(f"/usr/src/varsymfs-{VERSION}"):
+        pytest.skip("varsymfs is installed on this machine: not touching it")
+    before = modules_state()
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive"}
+    apt = ["apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=300"]
+    try:
+        # a path with a slash: apt takes it for a file, not a package name
+        p = run(apt + ["install", "--no-install-recommends",
+                       os.path.join(DEB_DIR, f"varsymfs_{VERSION}_{ARCH}.deb"),
+                       os.path.join(DEB_DIR, f"varsymfs-dkms_{VERSION}_all.deb")],
+                env=env, timeout=900, check=True)
+        yield p.out
+    finally:
+        if installed_packages():
+            run(apt + ["purge", "varsymfs", "varsymfs-dkms"], env=env, timeout=600,
+                check=True)
+    assert not installed_packages() and not dkms_status()
+    assert not os.path.exists(f"/usr/src/varsymfs-{VERSION}")
+    assert modules_state() == before, "/lib/modules is not as it was"
+
+
+def test_apt_install_builds_the_module(apt_installed, build):
+    assert installed_packages() == {"varsymfs", "varsymfs-dkms"}
+    status = sh(["dkms", "status", f"varsymfs/{VERSION}"]).out
+    # dkms builds for the running kernel and the newest; where the running
+    # kernel has no /lib/modules (a build machine, a container), for all
+    if os.uname().release in os.listdir("/lib/modules"):
+        expected = [KERNELS[-1]]
+    else:
+        expected = KERNELS
+    for k in expected:
+        assert f"{k}, x86_64: installed" in status, status
+        path = sh(["modinfo", "-k", k, "-n", "varsymfs"]).out.strip()
+        assert path.startswith(f"/lib/modules/{k}/updates/dkms/")
+        tested = os.path.join(build, "kmod", k, "varsymfs.ko")
+        if os.path.exists(tested):
+            assert module_image(path) == module_image(tested)
+
+
+def test_apt_installed_program_mounts_through_mount_8(apt_installed, probe, public_dir):
+    user = {"PATH": "/usr/bin:/bin"}
+    assert sh(["varsym", "--version"], env=user).out == f"varsym version {VERSION}\n"
+    assert sh(["man", "-w", "5", "varsymfs"], env=user).out.strip() == \
+        "/usr/share/man/man5/varsymfs.5.gz"
+    if os.path.lexists("/usr/local/sbin/varsymfs"):
+        pytest.skip("/usr/local/sbin/varsymfs comes first on mount.fuse3's PATH")
+    where = mount_point(public_dir)
+    try:
+        # an empty environment, as at boot: mount.fuse3 finds /usr/sbin/varsymfs
+        p = run(["/usr/bin/mount", "-t", "fuse.varsymfs", "-o", "UNIVERSE,default=/ucb",
+                 "none", where], env={})
+        assert p.returncode == 0, f"{p.cmd}: {p.err}"
+        link = os.path.join(where, "resolve")
+        assert probe.readlink(link, env={"UNIVERSE": "/att"}) == "ok /att"
+        assert probe.readlink(link, env={"UNIVERSE": "/n"}, user="nobody") == "ok /n"
+    finally:
+        umount(where)

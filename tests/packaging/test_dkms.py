@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""DKMS from the source tree, as README.md says: `make install-dkms`, then
+dkms add, build and install for each Debian kernel whose headers are here.
+Then a guest per kernel boots without the module (scripts/vm-run
+--no-module) and must load the DKMS one by itself: in_guest.py.
+Afterwards dkms remove and make uninstall-dkms leave the machine as it was."""
+import json
+import os
+import re
+
+import pytest
+
+from conftest import (REPO, VERSION, Failed, dkms_status, kernels, modules_state,
+                      module_image, run, sh)
+
+KERNELS = kernels()
+SRC = f"/usr/src/varsymfs-{VERSION}"
+MODULE = f"varsymfs/{VERSION}"
+
+
+@pytest.fixture(scope="module")
+def dkms_installed(machine_lock, dkms_keys):
+    """The module built and installed by DKMS for every kernel; removed
+    again when this file's tests are done."""
+    if not KERNELS:
+        pytest.skip("no Debian kernel headers here (scripts/deps kmod)")
+    if os.path.exists(SRC) or dkms_status():
+        pytest.skip(f"varsymfs is installed through DKMS here ({SRC}): not touching it")
+    before = modules_state()
+    try:
+        sh(["make", "-C", REPO, "install-dkms"])
+        sh(["dkms", "add", MODULE])
+        for k in KERNELS:
+            sh(["dkms", "build", MODULE, "-k", k])
+            sh(["dkms", "install", MODULE, "-k", k])
+        yield
+    finally:
+        if dkms_status():
+            sh(["dkms", "remove", MODULE, "--all"])
+        sh(["make", "-C", REPO, "uninstall-dkms"])
+    assert not dkms_status() and not os.path.exists(SRC)
+    assert modules_state() == before, "/lib/modules is not as it was before DKMS"
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_dkms_installed_it(dkms_installed, kernel):
+    p = sh(["dkms", "status", MODULE, "-k", kernel])
+    assert re.search(rf"{re.escape(kernel)}, x86_64: installed$", p.out, re.M), p.out
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_modprobe_finds_it_by_its_alias(dkms_installed, kernel):
+    path = sh(["modinfo", "-k", kernel, "-n", "varsymfs"]).out.strip()
+    assert re.fullmatch(rf"/lib/modules/{re.escape(kernel)}/updates/dkms/varsymfs\.ko(\.xz)?", path)
+    alias = sh(["modinfo", "-k", kernel, "-F", "alias", "varsymfs"]).out.split()
+    assert "fs-varsymfs" in alias
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_same_code_as_the_module_the_suite_tested(dkms_installed, build, kernel):
+    """DKMS builds from the same sources with the same compiler and headers
+    as scripts/build-kmod: what it loads into the kernel must be identical
+    to build/kmod's module, which the conformance stages ran in full."""
+    tested = os.path.join(build, "kmod", kernel, "varsymfs.ko")
+    if not os.path.exists(tested):
+        pytest.skip(f"no {tested} (make kmod)")
+    path = sh(["modinfo", "-k", kernel, "-n", "varsymfs"]).out.strip()
+    ours, theirs = module_image(path), module_image(tested)
+    differ = sorted(s for s in set(ours) | set(theirs) if ours.get(s) != theirs.get(s))
+    assert not differ, f"{path} and {tested} differ in {differ}"
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_guest_loads_and_mounts_it(dkms_installed, built_source, build, scratch, kernel):
+    """in_guest.py in a guest that boots without the module."""
+    results = os.path.join(scratch, f"guest-{kernel}.json")
+    argv = [os.path.join(REPO, "scripts", "vm-run"), "--kernel", kernel, "--no-module",
+            "--timeout", "900", "--log", os.path.join(scratch, f"guest-{kernel}.log"),
+            "--", "/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            "tests/packaging/in_guest.py",
+            f"--build={build}", f"--source={built_source}", f"--results={results}"]
+    p = run(argv, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, timeout=1000)
+    if p.returncode != 0:
+        raise Failed(f"{p.cmd}\nexit {p.returncode}\n{p.out[-8000:]}\n{p.err[-3000:]}")
+    with open(results) as f:
+        counts = json.load(f)
+    assert counts["failed"] == 0 and counts["skipped"] == 0 and counts["passed"] > 10, counts
