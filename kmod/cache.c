@@ -22,8 +22,10 @@
  *
  * The table is direct-mapped: a slot holds the answer last stored there and
  * a colliding answer replaces it, so memory stays bounded without any
- * bookkeeping.  Readers are lockless (RCU); a replaced answer is freed after
- * a grace period.
+ * bookkeeping.  Readers are lockless (RCU) and take a reference on the
+ * answer they hand to the VFS, which drops it through the delayed call: a
+ * hit neither allocates nor copies.  The last reference frees the answer
+ * after a grace period.
  */
 #include <linux/jhash.h>
 #include <linux/overflow.h>
@@ -37,6 +39,7 @@
 
 struct answer {
 	struct rcu_head rcu;
+	refcount_t ref;		/* the table's, and each walk's */
 	struct varsymfs_cache_key key;
 	int err;		/* -errno, or 0 and a target */
 	u16 len;
@@ -79,26 +82,37 @@ static struct answer __rcu **slot_of(const struct varsymfs_cache_key *key)
 	return &answers[jhash(key, sizeof(*key), 0) & ((1 << CACHE_BITS) - 1)];
 }
 
+static void put_answer(void *arg)
+{
+	struct answer *a = arg;
+
+	if (refcount_dec_and_test(&a->ref))
+		kfree_rcu(a, rcu);
+}
+
 /**
  * varsymfs_cache_get - the cached answer, if any
  * @key: from varsymfs_cache_key()
- * @gfp: for the copy handed to the VFS; no sleeping one in the RCU walk
+ * @done: on a target, set to drop the reference it comes with
  *
- * Return: a kmalloc'ed copy of the target, an ERR_PTR of the cached errno,
- * or NULL on a miss (or when the copy cannot be allocated).
+ * Return: the cached target, an ERR_PTR of the cached errno, or NULL on a
+ * miss.  Never sleeps: usable in the RCU walk.
  */
-char *varsymfs_cache_get(const struct varsymfs_cache_key *key, gfp_t gfp)
+const char *varsymfs_cache_get(const struct varsymfs_cache_key *key,
+			       struct delayed_call *done)
 {
+	const char *target = NULL;
 	struct answer *a;
-	char *target = NULL;
 
 	rcu_read_lock();
 	a = rcu_dereference(*slot_of(key));
 	if (a && !memcmp(&a->key, key, sizeof(*key))) {
-		if (a->err)
+		if (a->err) {
 			target = ERR_PTR(a->err);
-		else
-			target = kmemdup(a->target, a->len + 1, gfp);
+		} else if (refcount_inc_not_zero(&a->ref)) {
+			set_delayed_call(done, put_answer, a);
+			target = a->target;
+		}
 	}
 	rcu_read_unlock();
 	return target;
@@ -120,6 +134,7 @@ void varsymfs_cache_put(const struct varsymfs_cache_key *key,
 	a = kmalloc(struct_size(a, target, len + 1), gfp | __GFP_NOWARN);
 	if (!a)
 		return;
+	refcount_set(&a->ref, 1);
 	a->key = *key;
 	a->err = err;
 	a->len = len;
@@ -129,14 +144,19 @@ void varsymfs_cache_put(const struct varsymfs_cache_key *key,
 		a->target[0] = '\0';
 	old = unrcu_pointer(xchg(slot_of(key), RCU_INITIALIZER(a)));
 	if (old)
-		kfree_rcu(old, rcu);
+		put_answer(old);
 }
 
-/* At module exit: no mount, so no walker, is left. */
+/* At module exit: no mount, so no walker, is left: drop the table's refs. */
 void varsymfs_cache_exit(void)
 {
+	struct answer *a;
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(answers); i++)
-		kfree(rcu_access_pointer(answers[i]));
+	for (i = 0; i < ARRAY_SIZE(answers); i++) {
+		a = unrcu_pointer(xchg(&answers[i], NULL));
+		if (a)
+			put_answer(a);
+	}
+	rcu_barrier();		/* the kfree_rcu()s above are done */
 }

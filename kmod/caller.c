@@ -173,6 +173,20 @@ static ssize_t varsymfs_getenv(void *ctx, const char *name, size_t name_len,
 }
 
 /**
+ * varsymfs_caller_keeps_answer - may current's answer be cached?
+ *
+ * True for a user process outside execve: its answer holds until its next
+ * execve.  Cheap, lockless: it is asked before every cache lookup.
+ */
+bool varsymfs_caller_keeps_answer(void)
+{
+	const char __user *const __user *envp;
+
+	return current->mm && !(current->flags & PF_KTHREAD) &&
+	       !in_execve_syscall(&envp);
+}
+
+/**
  * varsymfs_caller_init - describe current as the caller of a resolution
  * @c: filled in
  * @rcu: true in the RCU walk, where nothing may sleep
@@ -192,7 +206,6 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 		return 0;
 	if (mm_secure(mm)) {
 		c->core.secure = true;
-		c->cacheable = true;
 		return 0;
 	}
 	if (in_execve_syscall(&envp)) {
@@ -211,6 +224,5 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 	c->env_end = mm->env_end;
 	spin_unlock(&mm->arg_lock);
 	c->has_env = c->env_start < c->env_end;
-	c->cacheable = true;
 	return 0;
 }

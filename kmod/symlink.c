@@ -47,38 +47,47 @@ static bool is_answer(ssize_t err)
  * varsymfs_resolve - the target of a link for current
  * @inode: the link
  * @rcu: true in the RCU walk: neither sleep nor fault
- * @gfp: allocation flags matching @rcu
+ * @done: set to release the target once the caller is done with it
  *
- * Return: a kmalloc'ed NUL-terminated target, or an ERR_PTR: -ECHILD when
- * the RCU walk cannot answer, or the errno of SPEC section 5.
+ * A cached answer is handed out as it is, with a reference: the hot path
+ * neither allocates nor copies.  A computed one is a fresh kmalloc'ed copy.
+ *
+ * Return: the NUL-terminated target, or an ERR_PTR: -ECHILD when the RCU
+ * walk cannot answer, or the errno of SPEC section 5.
  */
-static char *varsymfs_resolve(struct inode *inode, bool rcu, gfp_t gfp)
+static const char *varsymfs_resolve(struct inode *inode, bool rcu,
+				    struct delayed_call *done)
 {
+	gfp_t gfp = rcu ? GFP_NOWAIT | __GFP_NOWARN : GFP_KERNEL;
+	bool cacheable = varsymfs_caller_keeps_answer();
 	struct varsymfs_cache_key key;
 	struct varsymfs_caller c;
+	const char *cached;
 	char *target;
 	ssize_t n;
 
+	/* the hot path: no lock, no look at the environment */
+	if (cacheable) {
+		varsymfs_cache_key(&key, link_id(inode));
+		cached = varsymfs_cache_get(&key, done);
+		if (cached)
+			return cached;
+	}
 	n = varsymfs_caller_init(&c, rcu);
 	if (n)
 		return ERR_PTR(n);
-	if (c.cacheable) {
-		varsymfs_cache_key(&key, link_id(inode));
-		target = varsymfs_cache_get(&key, gfp);
-		if (target)
-			return target;
-	}
 	target = kmalloc(PATH_MAX, gfp);
 	if (!target)
 		return ERR_PTR(rcu ? -ECHILD : -ENOMEM);
 	n = compute(inode, &c, target);
-	if (c.cacheable && (n >= 0 || is_answer(n)))
+	if (cacheable && (n >= 0 || is_answer(n)))
 		varsymfs_cache_put(&key, n >= 0 ? target : NULL,
 				   n >= 0 ? 0 : n, gfp);
 	if (n < 0) {
 		kfree(target);
 		return ERR_PTR(n);
 	}
+	set_delayed_call(done, kfree_link, target);
 	return target;
 }
 
@@ -87,17 +96,14 @@ static const char *varsymfs_get_link(struct dentry *dentry,
 				     struct delayed_call *done)
 {
 	bool rcu = !dentry;
-	char *target;
+	const char *target = varsymfs_resolve(inode, rcu, done);
 
-	target = varsymfs_resolve(inode, rcu, rcu ? GFP_NOWAIT | __GFP_NOWARN :
-					      GFP_KERNEL);
 	if (IS_ERR(target)) {
 		if (PTR_ERR(target) == -ECHILD)
 			varsymfs_count(VARSYMFS_STAT_ECHILD);
 		return target;
 	}
 	varsymfs_count(rcu ? VARSYMFS_STAT_RCU : VARSYMFS_STAT_REF);
-	set_delayed_call(done, kfree_link, target);
 	return target;
 }
 
@@ -107,13 +113,13 @@ static int varsymfs_link_getattr(struct varsymfs_idmap *idmap,
 				 u32 request_mask, unsigned int query_flags)
 {
 	struct inode *inode = d_inode(path->dentry);
-	char *target;
+	DEFINE_DELAYED_CALL(done);
+	const char *target;
 
 	varsymfs_fillattr(idmap, request_mask, inode, stat);
-	target = varsymfs_resolve(inode, false, GFP_KERNEL);
+	target = varsymfs_resolve(inode, false, &done);
 	stat->size = IS_ERR(target) ? 0 : strlen(target);
-	if (!IS_ERR(target))
-		kfree(target);
+	do_delayed_call(&done);
 	return 0;
 }
 

@@ -6,7 +6,6 @@
 #define VARSYMFS_H
 
 #include <linux/fs.h>
-#include <linux/percpu_counter.h>
 
 #include "compat.h"
 #include "varsym.h"
@@ -65,13 +64,13 @@ extern const struct xattr_handler *varsymfs_xattr_handlers[];
 struct varsymfs_caller {
 	struct varsym_caller core;
 	bool rcu;			/* in the RCU walk: never sleep */
-	bool cacheable;			/* the answer holds until execve */
 	bool has_env;			/* false: every variable is unset */
 	const char __user *const __user *envp;	/* execve's, or NULL */
 	unsigned long env_start, env_end;	/* else this area */
 };
 
 int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu);
+bool varsymfs_caller_keeps_answer(void);
 
 /* cache.c: each process's answers, once per execve */
 struct varsymfs_cache_key {
@@ -84,7 +83,8 @@ struct varsymfs_cache_key {
 
 u64 varsymfs_new_link_id(void);
 void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link);
-char *varsymfs_cache_get(const struct varsymfs_cache_key *key, gfp_t gfp);
+const char *varsymfs_cache_get(const struct varsymfs_cache_key *key,
+			       struct delayed_call *done);
 void varsymfs_cache_put(const struct varsymfs_cache_key *key,
 			const char *target, int err, gfp_t gfp);
 void varsymfs_cache_exit(void);
