@@ -5,7 +5,11 @@
 #   make kmod       build varsymfs.ko for each installed Debian kernel
 #   make demo       show a variant link at work (sets itself up)
 #   make check      unit tests and the conformance suite (sets itself up)
+#   make fuzz       libFuzzer on the core's parsers (FUZZ_SECONDS each)
 #   make bench      benchmarks into docs/PERFORMANCE.md (not part of check)
+#   make install    the programs, man pages and docs under PREFIX
+#   make install-dkms  the module's sources in /usr/src, for DKMS
+#   make deb        Debian packages varsymfs and varsymfs-dkms in build/deb/
 #   make clean
 #
 # The shared core (core/) is compiled into every program here and, by
@@ -28,8 +32,8 @@ CORE_HDR := core/varsym.h core/varsym_port.h core/internal.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/caller.c fuse/cache.c
 FUSE_HDR := fuse/fs.h fuse/vsfuse.h fuse/cache.h
 
-.PHONY: all deps-build deps-test deps-kmod kmod module demo check unit \
-	conformance clean bench
+.PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \
+	check unit conformance sanitized fuzz clean bench
 
 TEST_BIN := $(B)/test_core $(B)/vsprobe $(B)/fake-loader
 
@@ -43,6 +47,9 @@ deps-test: deps-build
 
 deps-kmod: deps-build
 	@scripts/deps kmod
+
+deps-fuzz: deps-build
+	@scripts/deps fuzz
 
 # One varsymfs.ko per installed Debian kernel header set, in
 # build/kmod/<kernel version>/; W=1, and no warning is acceptable.
@@ -58,12 +65,33 @@ $(B):
 	mkdir -p $@
 
 $(B)/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) -o $@ \
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) $(LDFLAGS) -o $@ \
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
 # The command-line tool: explains a path walk through variant links.
 $(B)/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(CORE_SRC) tools/varsym.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $(CORE_SRC) tools/varsym.c
+
+# The same programs with AddressSanitizer and UBSan, for make check.
+SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all
+$(B)/asan/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
+	@mkdir -p $(B)/asan
+	$(CC) $(CPPFLAGS) $(SAN) $(WARN) $(FUSE_CFLAGS) -o $@ \
+		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
+
+$(B)/asan/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c
+	@mkdir -p $(B)/asan
+	$(CC) $(CPPFLAGS) $(SAN) $(WARN) -o $@ $(CORE_SRC) tools/varsym.c
+
+# The suite takes a directory of programs: the helpers are the plain ones.
+sanitized: $(B)/asan/varsymfs $(B)/asan/varsym $(TEST_BIN)
+	@ln -sf ../vsprobe ../fake-loader $(B)/asan/
+
+# libFuzzer on every parser of the core; FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 300
+fuzz: deps-fuzz
+	scripts/fuzz $(FUZZ_SECONDS)
 
 # The unit tests always run with AddressSanitizer and UBSan.
 $(B)/test_core: $(CORE_SRC) $(CORE_HDR) tests/unit/test_core.c | $(B)
@@ -87,8 +115,8 @@ unit: $(B)/test_core
 conformance: all
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/conformance --impl=fuse
 
-check: deps-test deps-kmod
-	@$(MAKE) --no-print-directory all kmod
+check: deps-test deps-kmod deps-fuzz deps-package
+	@$(MAKE) --no-print-directory all kmod sanitized
 	@scripts/check
 
 # Variant links against their floors, on the host and in a guest per
@@ -98,6 +126,74 @@ bench: deps-build deps-kmod
 	@scripts/deps bench
 	@$(MAKE) --no-print-directory all kmod
 	@bench/run
+
+# make install: the FUSE program, the varsym command, man pages, docs and
+# examples under PREFIX, staged under DESTDIR as packagers do.  varsymfs
+# goes in sbin because mount(8) runs mount.fuse3 with an empty environment,
+# whose shell then searches only the default PATH
+# (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin).
+# The kernel module is not installed here: DKMS builds it for each kernel,
+# and again for each new one (make install-dkms, then dkms).
+PREFIX ?= /usr/local
+sbindir = $(PREFIX)/sbin
+bindir = $(PREFIX)/bin
+mandir = $(PREFIX)/share/man
+docdir = $(PREFIX)/share/doc/varsymfs
+DOCS := README.md $(wildcard docs/*.md)
+EXAMPLES := examples/fstab examples/systemd/universe.mount \
+	examples/tmpfiles.d/varsym.conf examples/modules-load.d/varsymfs.conf
+# uninstall removes these if they are empty, the deepest first
+DOC_DIRS := $(addprefix $(docdir)/,docs examples/systemd \
+	examples/tmpfiles.d examples/modules-load.d examples) $(docdir)
+
+.PHONY: install uninstall install-dkms uninstall-dkms deb deps-package
+
+install: $(B)/varsymfs $(B)/varsym
+	install -d $(DESTDIR)$(sbindir) $(DESTDIR)$(bindir) \
+		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
+		$(DESTDIR)$(mandir)/man8
+	install -m 755 $(B)/varsymfs $(DESTDIR)$(sbindir)/varsymfs
+	install -m 755 $(B)/varsym $(DESTDIR)$(bindir)/varsym
+	install -m 644 man/varsym.1 $(DESTDIR)$(mandir)/man1/varsym.1
+	install -m 644 man/varsymfs.5 $(DESTDIR)$(mandir)/man5/varsymfs.5
+	install -m 644 man/varsymfs.8 $(DESTDIR)$(mandir)/man8/varsymfs.8
+	for f in $(DOCS) $(EXAMPLES); do \
+		install -D -m 644 $$f $(DESTDIR)$(docdir)/$$f || exit; \
+	done
+
+uninstall:
+	rm -f $(DESTDIR)$(sbindir)/varsymfs $(DESTDIR)$(bindir)/varsym \
+		$(DESTDIR)$(mandir)/man1/varsym.1 \
+		$(DESTDIR)$(mandir)/man5/varsymfs.5 \
+		$(DESTDIR)$(mandir)/man8/varsymfs.8 \
+		$(addprefix $(DESTDIR)$(docdir)/,$(DOCS) $(EXAMPLES))
+	for d in $(DOC_DIRS); do \
+		[ ! -d $(DESTDIR)$$d ] || \
+		rmdir --ignore-fail-on-non-empty $(DESTDIR)$$d; \
+	done
+
+# The module's sources where DKMS looks for them, whatever PREFIX is; then
+# dkms add, build and install varsymfs/$(VERSION) (README.md).
+DKMS_SRC := /usr/src/varsymfs-$(VERSION)
+install-dkms:
+	install -d $(DESTDIR)$(DKMS_SRC)/core $(DESTDIR)$(DKMS_SRC)/kmod
+	install -m 644 dkms.conf Kbuild $(DESTDIR)$(DKMS_SRC)/
+	install -m 644 core/*.[ch] $(DESTDIR)$(DKMS_SRC)/core/
+	install -m 644 kmod/*.[ch] $(DESTDIR)$(DKMS_SRC)/kmod/
+
+# Sources that DKMS still uses cannot go: it could not remove its modules.
+uninstall-dkms:
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && \
+	    dkms status -m varsymfs -v $(VERSION) | grep -q .; then \
+		echo "first: dkms remove varsymfs/$(VERSION) --all" >&2; exit 1; \
+	fi
+	rm -rf $(DESTDIR)$(DKMS_SRC)
+
+deps-package: deps-build
+	@scripts/deps package
+
+deb: deps-package
+	@scripts/build-deb
 
 clean:
 	rm -rf $(B)

@@ -114,6 +114,22 @@ static void forget_all(struct vsfuse_cache *c)
 	c->events++;
 }
 
+/*
+ * The event in one netlink message.  It sits 4-byte aligned after the
+ * headers, and holds 8-byte fields: copy it out.
+ */
+static bool read_event(const struct nlmsghdr *h, struct proc_event *ev)
+{
+	const struct cn_msg *msg = NLMSG_DATA(h);
+
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*msg)) ||
+	    msg->len < sizeof(*ev) ||
+	    h->nlmsg_len < NLMSG_LENGTH(sizeof(*msg) + sizeof(*ev)))
+		return false;
+	memcpy(ev, msg->data, sizeof(*ev));
+	return true;
+}
+
 /* Reads every queued event; under c->lock. */
 static void drain(struct vsfuse_cache *c)
 {
@@ -131,15 +147,16 @@ static void drain(struct vsfuse_cache *c)
 			return;			/* EAGAIN: all read */
 		}
 		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-			struct cn_msg *msg = NLMSG_DATA(h);
-			struct proc_event *ev = (struct proc_event *)msg->data;
+			struct proc_event ev;
 
-			if (ev->what == PROC_EVENT_EXEC) {
-				forget(c, ev->event_data.exec.process_pid,
-				       ev->event_data.exec.process_tgid, false);
+			if (!read_event(h, &ev))
+				continue;
+			if (ev.what == PROC_EVENT_EXEC) {
+				forget(c, ev.event_data.exec.process_pid,
+				       ev.event_data.exec.process_tgid, false);
 				c->events++;
-			} else if (ev->what == PROC_EVENT_EXIT) {
-				forget(c, ev->event_data.exit.process_pid, 0,
+			} else if (ev.what == PROC_EVENT_EXIT) {
+				forget(c, ev.event_data.exit.process_pid, 0,
 				       false);
 				c->events++;
 			}
@@ -189,11 +206,10 @@ static bool events_arrive(int sock)
 		struct nlmsghdr *h = (struct nlmsghdr *)buf;
 
 		for (; n > 0 && NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-			struct proc_event *ev = (struct proc_event *)
-				((struct cn_msg *)NLMSG_DATA(h))->data;
+			struct proc_event ev;
 
-			if (ev->what == PROC_EVENT_EXIT &&
-			    ev->event_data.exit.process_pid == child)
+			if (read_event(h, &ev) && ev.what == PROC_EVENT_EXIT &&
+			    ev.event_data.exit.process_pid == child)
 				return true;
 		}
 	}

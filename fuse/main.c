@@ -68,6 +68,31 @@ static void usage(const char *progname)
 	       "\n", progname);
 }
 
+/*
+ * Mount-layer words that mount(8) keeps to itself, and atime flags a FUSE
+ * mount of libfuse 3.14 cannot take (we keep no times to update anyway).
+ * Given to the program directly, as in an fstab line, they are accepted
+ * and have no effect, as under mount(8).
+ */
+static bool ignored_by_libfuse(const char *key)
+{
+	static const char *const words[] = {
+		"defaults", "auto", "noauto", "nofail", "_netdev", "user",
+		"nouser", "users", "owner", "group", "relatime", "norelatime",
+		"strictatime", "nostrictatime", "lazytime", "nolazytime",
+		"diratime", "nodiratime", "iversion", "noiversion", "silent",
+		"loud", "mand", "nomand",
+	};
+	size_t i;
+
+	if (!strncmp(key, "x-", 2))
+		return true;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(key, words[i]))
+			return true;
+	return false;
+}
+
 static int opt_proc(void *data, const char *arg, int key,
 		    struct fuse_args *outargs)
 {
@@ -112,6 +137,8 @@ static int opt_proc(void *data, const char *arg, int key,
 	ret = varsym_opts_parse_one(cl->opts, copy, value, msg, sizeof(msg));
 	if (ret == VARSYM_OPT_FOREIGN && !strcmp(copy, "allow_other"))
 		cl->allow_other = true;
+	if (ret == VARSYM_OPT_FOREIGN && ignored_by_libfuse(copy))
+		ret = 0;
 	free(copy);
 	if (ret < 0) {
 		fprintf(stderr, "varsymfs: %s\n", msg);

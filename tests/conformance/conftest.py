@@ -27,6 +27,8 @@ def pytest_addoption(parser):
                      help="implementation under test")
     parser.addoption("--build", default=os.path.join(REPO, "build"),
                      help="directory holding varsymfs, vsprobe, fake-loader")
+    parser.addoption("--long", action="store_true",
+                     help="the long forms of the reliability tests")
     parser.addoption("--results", default=None,
                      help="write pass/fail/skip counts to this JSON file")
 
@@ -263,6 +265,13 @@ def universes(public_dir):
             f.write(name + "\n")
         roots[name] = root
     return roots
+
+
+def built_with_asan(path):
+    """Whether the program at path carries AddressSanitizer (which takes
+    memory it does not give back, and wants to be loaded first)."""
+    with open(path, "rb") as f:
+        return b"__asan_init" in f.read()
 
 
 def make_public(path):

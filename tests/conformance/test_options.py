@@ -145,3 +145,20 @@ def test_mount_t_fuse_varsymfs_and_fstab(impl, probe, public_dir, request):
         finally:
             run(["umount", where], env=env)
         assert not mounted_at(where)
+
+
+def test_fstab_words_given_to_the_program(impl, build, probe, public_dir):
+    """Words mount(8) keeps to itself (an fstab line's defaults, nofail,
+    x-systemd.*, relatime...) are accepted and ignored by the program too."""
+    if impl != "fuse":
+        pytest.skip("the FUSE program's own command line")
+    where = tempfile.mkdtemp(dir=public_dir)
+    words = "defaults,nofail,noauto,_netdev,x-systemd.automount,relatime"
+    run([os.path.join(build, "varsymfs"), "-o", f"UNIVERSE,{words}", "none",
+         where], env={"PATH": SBIN_PATH}, check=True)
+    try:
+        assert probe.readlink(os.path.join(where, "resolve"),
+                              env={"UNIVERSE": "/att"}) == "ok /att"
+    finally:
+        run(["umount", where], env={"PATH": SBIN_PATH})
+    assert not mounted_at(where)

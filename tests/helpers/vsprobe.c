@@ -35,6 +35,9 @@
  *                                  a second child gets the same pid (through
  *                                  ns_last_pid) with VAR=V2 and readlinks
  *   vsprobe stat-loop N PATH       N stat(2)s of PATH, each must succeed
+ *   vsprobe exec-racing PATH MS    threads follow PATH while the main thread
+ *                                  execs /bin/true after MS milliseconds:
+ *                                  their requests die in flight
  *   vsprobe uring-open PATH        openat through io_uring, in an io-wq
  *                                  worker thread (IOSQE_ASYNC)
  *   vsprobe fsmount TYPE DIR [KEY[=VALUE]...]
@@ -364,6 +367,29 @@ static int cmd_pid_reuse(char *path, const char *var, const char *v1,
 	return report_error(EAGAIN);
 }
 
+static void *follow_forever(void *p)
+{
+	char buf[4096];
+
+	for (;;)
+		do_readlink(p, buf, sizeof(buf));
+	return NULL;
+}
+
+static int cmd_exec_racing(char *path, int ms)
+{
+	char *argv[] = { "true", NULL }, *env[] = { NULL };
+	pthread_t t;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (pthread_create(&t, NULL, follow_forever, path))
+			return report_error(EAGAIN);
+	usleep(ms * 1000);
+	execve("/bin/true", argv, env);
+	return report_error(errno);
+}
+
 /* Moves the environment area to fresh memory holding one entry. */
 static int cmd_setenv_area(const char *path, const char *entry)
 {
@@ -498,6 +524,8 @@ int main(int argc, char *argv[])
 		return cmd_pid_reuse(argv[2], argv[3], argv[4], argv[5]);
 	if (!strcmp(cmd, "tally") && argc == 4)
 		return cmd_tally(atol(argv[2]), argv[3]);
+	if (!strcmp(cmd, "exec-racing") && argc == 4)
+		return cmd_exec_racing(argv[2], atoi(argv[3]));
 	if (!strcmp(cmd, "stat-loop") && argc == 4)
 		return cmd_stat_loop(atol(argv[2]), argv[3]);
 	if (!strcmp(cmd, "uring-open") && argc == 3)
