@@ -85,25 +85,14 @@ struct variant {
 	char text[TEXT_MAX];
 };
 
+/* "ENOENT" for ENOENT: glibc knows every name (strerrorname_np, 2.32). */
 static const char *errno_name(int e)
 {
-	static const struct {
-		int e;
-		const char *name;
-	} names[] = {
-		{ ENOENT, "ENOENT" }, { EACCES, "EACCES" }, { EPERM, "EPERM" },
-		{ EINVAL, "EINVAL" }, { ENAMETOOLONG, "ENAMETOOLONG" },
-		{ ELOOP, "ELOOP" }, { ENOTDIR, "ENOTDIR" }, { EIO, "EIO" },
-		{ ENOTCONN, "ENOTCONN" }, { ERANGE, "ERANGE" },
-		{ ENOMEM, "ENOMEM" }, { EMFILE, "EMFILE" },
-		{ ESTALE, "ESTALE" },
-	};
 	static char buf[16];
-	size_t i;
+	const char *name = strerrorname_np(e);
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].e == e)
-			return names[i].name;
+	if (name)
+		return name;
 	snprintf(buf, sizeof(buf), "E%d", e);
 	return buf;
 }

@@ -62,26 +62,14 @@
 #include <linux/io_uring.h>
 #include <linux/mount.h>
 
+/* "ENOENT" for ENOENT: glibc knows every name (strerrorname_np, 2.32). */
 static const char *errno_name(int e)
 {
-	static const struct {
-		int e;
-		const char *name;
-	} names[] = {
-		{ ENOENT, "ENOENT" }, { EACCES, "EACCES" }, { EPERM, "EPERM" },
-		{ EINVAL, "EINVAL" }, { ENAMETOOLONG, "ENAMETOOLONG" },
-		{ ELOOP, "ELOOP" }, { ENOTDIR, "ENOTDIR" }, { EFAULT, "EFAULT" },
-		{ ENOTCONN, "ENOTCONN" }, { EEXIST, "EEXIST" },
-		{ ENOTEMPTY, "ENOTEMPTY" }, { EBUSY, "EBUSY" },
-		{ ENOSYS, "ENOSYS" }, { EROFS, "EROFS" }, { EXDEV, "EXDEV" },
-		{ ENODEV, "ENODEV" }, { EIO, "EIO" }, { ENOEXEC, "ENOEXEC" },
-	};
 	static char buf[16];
-	size_t i;
+	const char *name = strerrorname_np(e);
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].e == e)
-			return names[i].name;
+	if (name)
+		return name;
 	snprintf(buf, sizeof(buf), "E%d", e);
 	return buf;
 }
