@@ -86,8 +86,8 @@ def test_daemon_memory_stays_flat(impl, build, varsymfs, probe, long_form):
 
 
 def test_daemon_killed_under_load(impl, varsymfs, probe, public_dir):
-    """SIGKILL to the daemon: callers get ENOTCONN at once, none hangs, and
-    the mount point can be cleaned up and mounted again."""
+    """SIGKILL to the daemon: every caller gets ENOTCONN within a second,
+    none hangs, and the mount point can be cleaned up and mounted again."""
     if impl != "fuse":
         pytest.skip("the FUSE daemon")
     m = varsymfs("UNIVERSE")
@@ -96,20 +96,32 @@ def test_daemon_killed_under_load(impl, varsymfs, probe, public_dir):
                               stdout=subprocess.PIPE) for _ in range(8)]
     time.sleep(0.5)
     m.daemon.kill()
-    killed = time.monotonic()
+    killed = time.monotonic()     # CLOCK_MONOTONIC, as vsprobe's times
     m.daemon.wait()
     m.daemon = None
+    late = []
     for p in procs:
         out = p.communicate(timeout=60)[0].decode()
-        assert "err ENOTCONN" in out, out
-    # each caller still ran up to a million readlinks, failing fast
-    took = time.monotonic() - killed
+        # "COUNT FIRST-SEEN ANSWER" lines: the readlinks before the kill
+        # answered /att, every one after it failed with ENOTCONN; the one
+        # in flight at the kill may fail with ECONNABORTED (the kernel ends
+        # a pending request so when its connection is aborted)
+        lines = [line.split(" ", 2) for line in out.splitlines()[:-1]]
+        answers = {a: (int(n), float(t)) for n, t, a in lines}
+        assert {"/att", "err ENOTCONN"} <= set(answers), out
+        assert set(answers) <= {"/att", "err ENOTCONN",
+                                "err ECONNABORTED"}, out
+        assert answers.get("err ECONNABORTED", (1,))[0] == 1, out
+        late.append(min(t for a, (_, t) in answers.items()
+                        if a != "/att") - killed)
+    assert max(late) < 1.0, late
     assert probe.readlink(m.link, env={"UNIVERSE": "/att"}) == "err ENOTCONN"
     run(["umount", m.dir], env=SBIN, check=True)
     assert not mounted_at(m.dir)
     again = varsymfs("UNIVERSE")
     assert probe.readlink(again.link, env={"UNIVERSE": "/att"}) == "ok /att"
-    print(f"\n8 callers after SIGKILL: ENOTCONN, all done {took:.2f} s later")
+    print(f"\n8 callers under load at SIGKILL: first error at most "
+          f"{max(late) * 1000:.1f} ms after the kill")
 
 
 def test_first_call_after_kill_fails_within_a_second(impl, varsymfs, probe):

@@ -242,7 +242,7 @@ def test_changes_while_walked(tm, probe):
     while time.monotonic() < stop:
         p = run([probe.path, "tally", "500", path], env={"V": "v"})
         assert p.returncode == 0, p.out + p.err
-        tallies += [line.split(" ", 1)[1] for line in p.out.splitlines()[:-1]]
+        tallies += [line.split(" ", 2)[2] for line in p.out.splitlines()[:-1]]
     t.join()
     assert not errors, errors
     assert set(tallies) <= {"/one/v", "/two/v", "err ENOENT"}, set(tallies)

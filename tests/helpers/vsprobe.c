@@ -20,8 +20,10 @@
  *   vsprobe setenv NAME VALUE PATH setenv(3), then readlink(2)
  *   vsprobe threads N PATH         readlink(2) in N threads: all must agree
  *   vsprobe loop N PATH EXPECT     N readlink(2)s, each must give EXPECT
- *   vsprobe tally N PATH           N readlink(2)s: each distinct answer
- *                                  with its count, one line each
+ *   vsprobe tally N PATH           N readlink(2)s: each distinct answer,
+ *                                  one line each: its count, the
+ *                                  CLOCK_MONOTONIC time it was first seen,
+ *                                  the answer
  *   vsprobe setenv-area PATH NAME=VALUE
  *                                  readlink(2), prctl(PR_SET_MM) the
  *                                  environment to a new area holding
@@ -57,6 +59,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/io_uring.h>
@@ -265,6 +268,7 @@ static int cmd_tally(long n, const char *path)
 	struct {
 		char answer[256];
 		long count;
+		struct timespec first;
 	} seen[16];
 	int nseen = 0, i;
 	char buf[4096];
@@ -285,12 +289,15 @@ static int cmd_tally(long n, const char *path)
 			memcpy(seen[nseen].answer, buf,
 			       sizeof(seen[0].answer) - 1);
 			seen[nseen].answer[sizeof(seen[0].answer) - 1] = '\0';
+			clock_gettime(CLOCK_MONOTONIC, &seen[nseen].first);
 			seen[nseen++].count = 0;
 		}
 		seen[i].count++;
 	}
 	for (i = 0; i < nseen; i++)
-		printf("%ld %s\n", seen[i].count, seen[i].answer);
+		printf("%ld %lld.%09ld %s\n", seen[i].count,
+		       (long long)seen[i].first.tv_sec, seen[i].first.tv_nsec,
+		       seen[i].answer);
 	printf("ok\n");
 	return 0;
 }
