@@ -69,7 +69,7 @@ $(B)/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) | $(B)
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
 # The command-line tool: explains a path walk through variant links.
-$(B)/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c | $(B)
+$(B)/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c tools/errno_name.h | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $(CORE_SRC) tools/varsym.c
 
 # The same programs with AddressSanitizer and UBSan, for make check.
@@ -80,7 +80,7 @@ $(B)/asan/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
 	$(CC) $(CPPFLAGS) $(SAN) $(WARN) $(FUSE_CFLAGS) -o $@ \
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
-$(B)/asan/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c
+$(B)/asan/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c tools/errno_name.h
 	@mkdir -p $(B)/asan
 	$(CC) $(CPPFLAGS) $(SAN) $(WARN) -o $@ $(CORE_SRC) tools/varsym.c
 
@@ -98,8 +98,8 @@ $(B)/test_core: $(CORE_SRC) $(CORE_HDR) tests/unit/test_core.c | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o $@ $(CORE_SRC) tests/unit/test_core.c
 
-$(B)/vsprobe: tests/helpers/vsprobe.c | $(B)
-	$(CC) $(CFLAGS) $(WARN) -o $@ $< -lpthread
+$(B)/vsprobe: tests/helpers/vsprobe.c tools/errno_name.h | $(B)
+	$(CC) $(CFLAGS) $(WARN) -Itools -o $@ $< -lpthread
 
 # A stand-in dynamic loader: static PIE, no libc (see the file).
 $(B)/fake-loader: tests/helpers/fake_loader.c | $(B)

@@ -31,6 +31,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "errno_name.h"
 #include "varsym.h"
 
 #ifndef VARSYM_VERSION
@@ -84,18 +85,6 @@ struct variant {
 	size_t len;
 	char text[TEXT_MAX];
 };
-
-/* "ENOENT" for ENOENT: glibc knows every name (strerrorname_np, 2.32). */
-static const char *errno_name(int e)
-{
-	static char buf[16];
-	const char *name = strerrorname_np(e);
-
-	if (name)
-		return name;
-	snprintf(buf, sizeof(buf), "E%d", e);
-	return buf;
-}
 
 /*
  * Names, values and targets are bytes; control bytes are shown as \xNN so

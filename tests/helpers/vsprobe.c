@@ -65,17 +65,7 @@
 #include <linux/io_uring.h>
 #include <linux/mount.h>
 
-/* "ENOENT" for ENOENT: glibc knows every name (strerrorname_np, 2.32). */
-static const char *errno_name(int e)
-{
-	static char buf[16];
-	const char *name = strerrorname_np(e);
-
-	if (name)
-		return name;
-	snprintf(buf, sizeof(buf), "E%d", e);
-	return buf;
-}
+#include "errno_name.h"
 
 static int report_error(int e)
 {
