@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """What only the kernel module has: module life cycle, the RCU-walk fast path,
 remount.  Run inside a guest (scripts/vm-run loads the module)."""
+import errno
 import os
+import re
+import time
 
 import pytest
 
@@ -43,6 +46,137 @@ def test_rmmod_refused_while_mounted_then_unloads(varsymfs, public_dir):
         if not os.path.exists("/sys/module/varsymfs"):
             run(["insmod", ko], env=SBIN, check=True)
     assert os.path.exists(STATS)
+
+
+# Leaks.  The guest boots with slub_debug=U (scripts/vm-run), so slub keeps
+# the allocating function of every live object, in debugfs.
+DEBUGFS = "/sys/kernel/debug"
+SLAB = DEBUGFS + "/slab"
+
+
+@pytest.fixture
+def slab_traces():
+    mounted = False
+    if not os.path.isdir(SLAB):
+        mounted = run(["mount", "-t", "debugfs", "none", DEBUGFS],
+                      env=SBIN).returncode == 0
+    try:
+        if not os.path.exists(SLAB + "/kmalloc-64/alloc_traces"):
+            pytest.skip("no slab alloc_traces (slub_debug=U is off)")
+        yield
+    finally:
+        if mounted:
+            run(["umount", DEBUGFS], env=SBIN, check=True)
+
+
+def kallsyms():
+    """{name: address} of the loaded module's functions."""
+    found = {}
+    with open("/proc/kallsyms") as f:
+        for line in f:
+            fields = line.split()
+            if fields[-1] == "[varsymfs]" and fields[1] in "tT":
+                found[fields[2]] = int(fields[0], 16)
+    assert found and min(found.values()) > 0, "no addresses in kallsyms"
+    return found
+
+
+def live_objects(symbols):
+    """{allocating address: live objects} over every slab cache, for call
+    sites in the module (shown as function+offset while it is loaded, as a
+    bare address once it is gone)."""
+    found = {}
+    site = re.compile(r"\s*(\d+) (?:0x([0-9a-f]+)|"
+                      r"(\w+)\+0x([0-9a-f]+)/0x[0-9a-f]+ \[varsymfs\])\s")
+    for cache in os.listdir(SLAB):
+        try:
+            with open(f"{SLAB}/{cache}/alloc_traces") as f:
+                text = f.read()
+        except OSError as e:
+            if e.errno in (errno.ENOENT, errno.EINVAL):
+                continue  # a cache without traces
+            raise
+        for m in filter(None, map(site.match, text.splitlines())):
+            count, raw, name, offset = m.groups()
+            addr = int(raw, 16) if raw else symbols[name] + int(offset, 16)
+            found[addr] = found.get(addr, 0) + int(count)
+    return found
+
+
+def test_nothing_left_allocated(varsymfs, probe, slab_traces):
+    """After both modes were used and unmounted, the module's only new live
+    objects are cached answers (bounded by the table); after rmmod, none.
+
+    Addresses, not names, are compared with a count taken before: stack
+    addresses in the freed init code of modules loaded earlier can fall
+    where this module now is, and would be named after its functions."""
+    symbols = kallsyms()
+    low, high = min(symbols.values()), max(symbols.values()) + 4096
+    ours = lambda objects: {a: n for a, n in objects.items()
+                            if low <= a < high}
+    before = ours(live_objects(symbols))
+
+    seed = varsymfs("UNIVERSE,default=/dflt")
+    for i in range(50):
+        want = f"ok /u{i}" if i % 5 else "ok /dflt"
+        env = {"UNIVERSE": f"/u{i}"} if i % 5 else {}
+        assert probe.readlink(seed.link, env=env) == want
+    assert probe("stat-loop", "300", seed.link, env={"UNIVERSE": "/tmp"}) \
+        == "ok 300"
+    seed.stop()
+    tm = varsymfs("")
+    for i in range(40):
+        os.symlink(f"/opt/${{V{i % 4}:-d}}/{i}", os.path.join(tm.dir, f"l{i}"))
+    for i in range(0, 40, 4):
+        os.rename(os.path.join(tm.dir, f"l{i}"),
+                  os.path.join(tm.dir, f"l{i + 1}"))
+    for i in range(2, 40, 4):
+        os.unlink(os.path.join(tm.dir, f"l{i}"))
+    with pytest.raises(OSError):
+        os.symlink("${", os.path.join(tm.dir, "bad"))
+    for name in os.listdir(tm.dir):
+        link = os.path.join(tm.dir, name)
+        os.getxattr(link, "system.varsym_template", follow_symlinks=False)
+        assert probe.readlink(link, env={"V1": "x"}).startswith("ok /opt/")
+    os.symlink("${T:-/nonexistent}", os.path.join(tm.dir, "t"))
+    assert probe("stat-loop", "300", os.path.join(tm.dir, "t"),
+                 env={"T": "/tmp"}) == "ok 300"
+    tm.stop()
+
+    after = ours(live_objects(symbols))
+    grown = {a: n - before.get(a, 0) for a, n in after.items()
+             if n > before.get(a, 0)}
+    put = symbols["varsymfs_cache_put"]
+    put_end = min([a for a in symbols.values() if a > put] + [high])
+    in_put = lambda a: put <= a < put_end
+    print(f"\nthe module's live objects: {sum(before.values())} before, "
+          f"{sum(after.values())} after umount; new: "
+          f"{ {hex(a): n for a, n in grown.items()} }")
+    assert any(map(in_put, grown)), (before, after)  # the answers cached
+    assert all(map(in_put, grown)), {hex(a): n for a, n in grown.items()}
+    assert sum(n for a, n in after.items() if in_put(a)) <= 4096
+
+    ko = module_path()
+    try:
+        run(["rmmod", "varsymfs"], env=SBIN, check=True)
+        # kfree_rcu() batches its frees for up to a few seconds, and
+        # rcu_barrier() at exit does not wait for them (nor need to: kfree
+        # runs no code of the module)
+        start = time.monotonic()
+        deadline = start + 30
+        while True:
+            gone = ours(live_objects(symbols))
+            left = {hex(a): n for a, n in gone.items()
+                    if in_put(a) or n > before.get(a, 0)}
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        print(f"after rmmod: {sum(gone.values())} objects left at its "
+              f"addresses after {time.monotonic() - start:.1f} s")
+        assert not left, left
+    finally:
+        if not os.path.exists("/sys/module/varsymfs"):
+            run(["insmod", ko], env=SBIN, check=True)
 
 
 def test_filesystem_alias_for_autoload():
