@@ -32,8 +32,7 @@ static bool is_foreign(const char *key)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(foreign_options) / sizeof(foreign_options[0]);
-	     i++)
+	for (i = 0; i < ARRAY_SIZE(foreign_options); i++)
 		if (!strcmp(key, foreign_options[i]))
 			return true;
 	/* util-linux userspace options: x-systemd.automount and friends */
@@ -149,7 +148,7 @@ int varsym_opts_parse_one(struct varsym_opts *o, const char *key,
 	if (is_foreign(key))
 		return VARSYM_OPT_FOREIGN;
 	if (!value) {
-		for (i = 0; i < sizeof(valued) / sizeof(valued[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(valued); i++)
 			if (!strcmp(key, valued[i]))
 				return fail(msg, size,
 					    "option '%s' needs a value ('%s=...')",
@@ -193,8 +192,7 @@ int varsym_opts_finish(const struct varsym_opts *o, char *msg, size_t size)
 	size_t i;
 
 	if (varsym_opts_seed_mode(o)) {
-		for (i = 0; i < sizeof(template_only) / sizeof(template_only[0]);
-		     i++)
+		for (i = 0; i < ARRAY_SIZE(template_only); i++)
 			if (o->given & template_only[i].bit)
 				return fail(msg, size,
 					    "option '%s' applies only to template mode (no variable), but variable '%s' is given",
@@ -204,7 +202,7 @@ int varsym_opts_finish(const struct varsym_opts *o, char *msg, size_t size)
 				    "'prefix=' and 'default=' together are longer than PATH_MAX - 1 bytes");
 		return 0;
 	}
-	for (i = 0; i < sizeof(seed_only) / sizeof(seed_only[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(seed_only); i++)
 		if (o->given & seed_only[i].bit)
 			return fail(msg, size,
 				    "option '%s' needs a variable (-o NAME or var=NAME); without one the mount is in template mode",

@@ -44,7 +44,7 @@ ssize_t varsym_resolve_seed(const struct varsym_opts *o,
 		out[plen + n] = '\0';
 		if (plen && dotdot_from(out, plen + n, plen)) {
 			varsym_note(c, o->var, o->var_len, VARSYM_FROM_REFUSED,
-			     out + plen, n);
+				    out + plen, n);
 			return -EACCES;
 		}
 		varsym_note(c, o->var, o->var_len, VARSYM_FROM_ENV, out + plen, n);

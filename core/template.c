@@ -70,7 +70,7 @@ static ssize_t run(const char *t, size_t len, struct expansion *x)
 {
 	struct frame frames[VARSYM_NEST_MAX];
 	unsigned int depth = 0;
-	bool emit = x->caller != NULL;
+	bool emit = x->caller;
 	size_t i = 0;
 	ssize_t n;
 
@@ -92,8 +92,8 @@ static ssize_t run(const char *t, size_t len, struct expansion *x)
 			i++;
 			continue;
 		}
-		if (t[i] != '$' || i + 1 == len || (t[i + 1] != '{' &&
-						     t[i + 1] != '$')) {
+		if (t[i] != '$' || i + 1 == len ||
+		    (t[i + 1] != '{' && t[i + 1] != '$')) {
 			if (emit && put(x, t[i]))
 				return -ENAMETOOLONG;
 			i++;

@@ -16,6 +16,8 @@
 #include <linux/limits.h>
 #include <linux/string.h>
 #include <linux/types.h>
+
+#define VARSYM_PRINTF(fmt, args) __printf(fmt, args)
 #else
 #include <errno.h>
 #include <limits.h>
@@ -25,9 +27,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
-#endif
 
 #define VARSYM_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+#endif
 
 /* Both hosts agree on 4096; the core relies on it only through this name. */
 #define VARSYM_PATH_MAX PATH_MAX

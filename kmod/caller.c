@@ -216,7 +216,7 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 			return 0;
 		}
 		c->envp = envp;
-		c->has_env = envp != NULL;
+		c->has_env = !!envp;
 		return 0;
 	}
 	spin_lock(&mm->arg_lock);

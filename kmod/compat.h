@@ -40,7 +40,11 @@ static inline void varsymfs_inode_init_ts(struct inode *inode)
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
 	simple_inode_init_ts(inode);
 #else
-	inode->i_atime = inode->i_mtime = inode->i_ctime = current_time(inode);
+	struct timespec64 now = current_time(inode);
+
+	inode->i_atime = now;
+	inode->i_mtime = now;
+	inode->i_ctime = now;
 #endif
 }
 
@@ -50,7 +54,10 @@ static inline void varsymfs_dir_touch(struct inode *dir)
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
 	inode_set_mtime_to_ts(dir, inode_set_ctime_current(dir));
 #else
-	dir->i_mtime = dir->i_ctime = current_time(dir);
+	struct timespec64 now = current_time(dir);
+
+	dir->i_mtime = now;
+	dir->i_ctime = now;
 #endif
 }
 
