@@ -37,11 +37,10 @@
 #include <linux/netlink.h>
 
 #include "cache.h"
+#include "vsfuse.h"
 
 #define BUCKETS 1024
 #define ANSWERS 8		/* links remembered per thread */
-#define NR_EXECVE 59
-#define NR_EXECVEAT 322
 
 struct answer {
 	uint64_t link;		/* 0: unused */
@@ -285,24 +284,11 @@ static struct thread *find(struct vsfuse_cache *c, pid_t tid)
 	return NULL;
 }
 
-/* Whether the thread is inside execve now; -1 if it is gone. */
-static int in_execve(const struct thread *t)
-{
-	char line[32];
-	ssize_t n = pread(t->syscall_fd, line, sizeof(line) - 1, 0);
-	long nr;
-
-	if (n <= 0)
-		return -1;
-	line[n] = '\0';
-	nr = strtol(line, NULL, 10);
-	return nr == NR_EXECVE || nr == NR_EXECVEAT;
-}
-
 ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
 			 char *out, size_t size, uint64_t *stamp)
 {
 	ssize_t ret = VSFUSE_CACHE_MISS;
+	uint64_t envp;
 	struct thread *t;
 	int i;
 
@@ -312,13 +298,16 @@ ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
 	t = find(c, tid);
 	if (!t)
 		goto out;
-	switch (in_execve(t)) {
-	case -1:
+	switch (vsfuse_blocked_in(t->syscall_fd, &envp)) {
+	case VSFUSE_BLOCKED_GONE:
 		forget(c, tid, 0, false);
 		goto out;
-	case 1:
+	case VSFUSE_BLOCKED_EXECVE:	/* execve's envp decides */
+	case VSFUSE_BLOCKED_UNKNOWN:	/* let the caller's open decide */
 		ret = VSFUSE_CACHE_BYPASS;
 		goto out;
+	case VSFUSE_BLOCKED_OTHER:
+		break;
 	}
 	for (i = 0; i < ANSWERS; i++) {
 		struct answer *a = &t->answers[i];

@@ -13,10 +13,12 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vsfuse.h"
@@ -63,24 +65,45 @@ static bool caller_secure(int dirfd)
 }
 
 /*
- * Whether the caller is blocked in execve(2) or execveat(2) (false too when
- * we may not see its system call); *envp is then that call's envp.
+ * What the thread is blocked in, from its /proc/TID/syscall (syscall_fd);
+ * *envp is execve's envp when it is execve.
+ *
+ * The file says "running" while the thread is on a CPU, and a caller whose
+ * request we have just read may not yet have gone to sleep waiting for our
+ * answer.  Taking "running" for "not in execve" would let the environment
+ * of the old program choose a setuid program's loader, so we wait for the
+ * caller to sleep, which it does as soon as it has queued the request: a
+ * few yields, then 50 us naps, about 100 ms in all.
  */
-static bool in_execve(int dirfd, uint64_t *envp)
+enum vsfuse_blocked vsfuse_blocked_in(int syscall_fd, uint64_t *envp)
 {
-	char line[256];
+	const struct timespec nap = { .tv_nsec = 50000 };
 	unsigned long long a[6];
+	char line[256];
+	int tries;
 	long nr;
 
-	if (read_small(dirfd, "syscall", line, sizeof(line)) < 0)
-		return false;
+	for (tries = 0; tries < 2000; tries++) {
+		ssize_t n = pread(syscall_fd, line, sizeof(line) - 1, 0);
+
+		if (n <= 0)
+			return VSFUSE_BLOCKED_GONE;
+		line[n] = '\0';
+		if (strncmp(line, "running", 7))
+			break;
+		if (tries < 100)
+			sched_yield();
+		else
+			nanosleep(&nap, NULL);
+	}
+	if (tries == 2000)
+		return VSFUSE_BLOCKED_UNKNOWN;
 	if (sscanf(line, "%ld %llx %llx %llx %llx %llx %llx", &nr, &a[0],
-		   &a[1], &a[2], &a[3], &a[4], &a[5]) != 7)
-		return false;
-	if (nr != NR_EXECVE && nr != NR_EXECVEAT)
-		return false;
+		   &a[1], &a[2], &a[3], &a[4], &a[5]) != 7 ||
+	    (nr != NR_EXECVE && nr != NR_EXECVEAT))
+		return VSFUSE_BLOCKED_OTHER;	/* also "-1 SP PC": no call */
 	*envp = nr == NR_EXECVE ? a[2] : a[3];
-	return true;
+	return VSFUSE_BLOCKED_EXECVE;
 }
 
 /*
@@ -108,10 +131,11 @@ static enum exec_phase exec_phase(int dirfd)
 void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
 			bool serves_others)
 {
-	char name[32];
+	enum vsfuse_blocked blocked = VSFUSE_BLOCKED_GONE;
 	enum exec_phase phase;
-
 	uint64_t envp = 0;
+	char name[32];
+	int fd;
 
 	*c = (struct vsfuse_caller){ .dirfd = -1, .memfd = -1 };
 	if (pid <= 0)		/* not in our pid namespace: nothing is set */
@@ -124,15 +148,24 @@ void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
 	if (c->secure)
 		return;
 	c->source = VSFUSE_ENV_ENVIRON;
-	if (!in_execve(c->dirfd, &envp))
+	fd = openat(c->dirfd, "syscall", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		blocked = vsfuse_blocked_in(fd, &envp);
+		close(fd);
+	}
+	/*
+	 * A mount that serves only its owner cannot sit on a setuid program's
+	 * loader path; one that serves everyone must assume the worst when it
+	 * cannot tell whether this is execve, and which part of it.
+	 */
+	if (blocked == VSFUSE_BLOCKED_UNKNOWN && serves_others) {
+		c->secure = true;
+		return;
+	}
+	if (blocked != VSFUSE_BLOCKED_EXECVE)
 		return;
 	c->in_execve = true;
 	phase = exec_phase(c->dirfd);
-	/*
-	 * Without the stack we cannot tell the loader from the program.  A
-	 * mount that serves only its owner cannot sit on a setuid program's
-	 * loader path; one that serves everyone must assume the worst.
-	 */
 	if (phase == PHASE_LOADER ||
 	    (phase == PHASE_UNKNOWN && serves_others)) {
 		c->secure = true;

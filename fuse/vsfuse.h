@@ -29,6 +29,14 @@ struct vsfuse_caller {
 
 void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
 			bool serves_others);
+/* What a caller's thread is blocked in (caller.c), from /proc/TID/syscall. */
+enum vsfuse_blocked {
+	VSFUSE_BLOCKED_GONE,	/* the thread has exited */
+	VSFUSE_BLOCKED_UNKNOWN,	/* still on a CPU after a long wait */
+	VSFUSE_BLOCKED_OTHER,	/* in another system call, or in none */
+	VSFUSE_BLOCKED_EXECVE,	/* in execve(2) or execveat(2) */
+};
+enum vsfuse_blocked vsfuse_blocked_in(int syscall_fd, uint64_t *envp);
 void vsfuse_caller_close(struct vsfuse_caller *c);
 /* The core's getenv() for a caller opened above. */
 ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,

@@ -105,6 +105,25 @@ def test_setuid_program_loader_is_never_the_callers(varsymfs, build, public_dir)
     assert p.out == "real euid=0\n", (p.out, p.err)
 
 
+def test_setuid_program_loader_race(varsymfs, build, public_dir):
+    """The same, 300 times over, from a shell whose own exec-time environment
+    chooses the fake loader: the daemon may read a request before its caller
+    has gone to sleep (/proc/PID/syscall then says "running"), and must not
+    take that for "not in execve", which would let the old program's
+    environment choose."""
+    roots = loader_universes(public_dir, build)
+    m = varsymfs(f"LOADER,default={roots['good']}")
+    exe = build_with_loader(public_dir, m.link + "/ld.so", "suid-prog")
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o4755)
+    p = run(["/bin/sh", "-c", f"i=0; while [ $i -lt 300 ]; do {exe}; "
+             "i=$((i + 1)); done"], env={"LOADER": roots["evil"]},
+            user="nobody")
+    lines = p.out.splitlines()
+    assert len(lines) == 300 and set(lines) == {"real euid=0"}, \
+        (sum(line != "real euid=0" for line in lines), p.err)
+
+
 def test_unprivileged_program_loader(varsymfs, build, public_dir, impl):
     """The loader of an ordinary program: the kernel module knows the exec
     gains no privilege and follows execve's envp; the FUSE program cannot
