@@ -27,7 +27,8 @@ CPPFLAGS += -Icore -DVARSYM_VERSION='"$(VERSION)"'
 FUSE_CFLAGS = $(shell pkg-config --cflags fuse3)
 FUSE_LIBS = $(shell pkg-config --libs fuse3)
 
-CORE_SRC := core/env.c core/options.c core/resolve.c core/template.c
+CORE_SRC := core/env.c core/options.c core/process.c core/resolve.c \
+	core/template.c
 CORE_HDR := core/varsym.h core/varsym_port.h core/internal.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/caller.c fuse/cache.c
 FUSE_HDR := fuse/fs.h fuse/vsfuse.h fuse/cache.h

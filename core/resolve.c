@@ -63,3 +63,9 @@ ssize_t varsym_resolve_seed(const struct varsym_opts *o,
 	memcpy(out + plen, o->dflt, o->dflt_len + 1);
 	return plen + o->dflt_len;
 }
+
+bool varsym_is_answer(ssize_t result)
+{
+	return result >= 0 || result == -ENOENT || result == -EACCES ||
+	       result == -ENAMETOOLONG || result == -EINVAL;
+}

@@ -16,6 +16,12 @@
 #define VARSYM_NAME_MAX 255	/* longest variable name, in bytes */
 #define VARSYM_NEST_MAX 8	/* deepest ${...} nesting in a template */
 #define VARSYM_MSG_MAX 256	/* room for an option error message */
+/*
+ * The most execve(2) accepts for its arguments and environment together,
+ * strings and pointers (3/4 of _STK_LIM): nobody reads more of a caller's
+ * environment than this, whatever the caller claims; the rest is absent.
+ */
+#define VARSYM_ENV_MAX (6UL << 20)
 
 /* [A-Za-z_][A-Za-z0-9_]*, 1 to VARSYM_NAME_MAX bytes. */
 bool varsym_name_valid(const char *name, size_t len);
@@ -117,6 +123,14 @@ struct varsym_opts {
 
 #define VARSYM_TEMPLATE_MODE_DEFAULT 0755
 #define VARSYM_SEED_ROOT_MODE 0555
+/* The seed mode's one link, in the mount's root directory. */
+#define VARSYM_SEED_LINK_NAME "resolve"
+/*
+ * The raw text behind a link, readable by anyone: a template link's
+ * template, the seed link's mount options (as varsym_opts_show gives them).
+ */
+#define VARSYM_XATTR_TEMPLATE "system.varsym_template"
+#define VARSYM_XATTR_OPTIONS "system.varsym_options"
 
 /* parse_one() returns this for an option that belongs to the mount layer. */
 #define VARSYM_OPT_FOREIGN 1
@@ -160,5 +174,20 @@ ssize_t varsym_template_expand(const char *tmpl, size_t len,
 			       size_t size);
 /* 0 when tmpl is a well-formed template symlink(2) may store, or -EINVAL. */
 int varsym_template_check(const char *tmpl, size_t len);
+
+/*
+ * Whether a resolution's result is an answer that holds until the caller's
+ * next execve, and so may be kept: a length, or an errno of the table
+ * above.  Any other error (a fault, a fatal signal, no memory) is not.
+ */
+bool varsym_is_answer(ssize_t result);
+
+/*
+ * AT_SECURE of an auxiliary vector of len bytes whose words are word bytes
+ * (4 for a 32-bit program, 8 for a 64-bit one): 1 or 0, 0 too when the
+ * vector has no AT_SECURE, or -EINVAL when it has no AT_NULL within len
+ * or word is neither 4 nor 8.  Callers treat -EINVAL as secure.
+ */
+int varsym_auxv_secure(const void *auxv, size_t len, size_t word);
 
 #endif /* VARSYM_H */

@@ -610,6 +610,98 @@ static void test_limits(void)
 	      "seed: secure-exec never asks getenv()");
 }
 
+/* ---- auxiliary vectors (AT_SECURE), in both word sizes ---- */
+
+/* Lays out pairs (type, value) in words of word bytes, as execve does. */
+static size_t make_auxv(unsigned char *buf, size_t word,
+			const unsigned long long *pairs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned long long v8 = pairs[i];
+		unsigned int v4 = (unsigned int)pairs[i];
+
+		memcpy(buf + i * word, word == 4 ? (void *)&v4 : (void *)&v8,
+		       word);
+	}
+	return n * word;
+}
+
+static void test_auxv(void)
+{
+	/* AT_SYSINFO_EHDR, AT_PAGESZ, AT_UID, AT_SECURE, AT_RANDOM, AT_NULL */
+	static const unsigned long long secure[] = {
+		33, 0xf7f1c000, 6, 4096, 11, 1000, 23, 1, 25, 0xffd0c2bb, 0, 0,
+	};
+	static const unsigned long long plain[] = {
+		33, 0xf7f1c000, 6, 4096, 11, 1000, 23, 0, 25, 0xffd0c2bb, 0, 0,
+	};
+	static const unsigned long long none[] = { 6, 4096, 0, 0 };
+	static const unsigned long long unended[] = { 6, 4096, 11, 1000 };
+	static const struct {
+		const unsigned long long *pairs;
+		size_t n;
+		int want;
+		const char *what;
+	} rows[] = {
+		{ secure, 12, 1, "AT_SECURE 1" },
+		{ plain, 12, 0, "AT_SECURE 0" },
+		{ none, 4, 0, "no AT_SECURE before AT_NULL" },
+		{ unended, 4, -EINVAL, "no AT_NULL" },
+	};
+	unsigned char buf[256];
+	size_t i, len, word;
+
+	for (word = 4; word <= 8; word += 4) {
+		for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+			len = make_auxv(buf, word, rows[i].pairs, rows[i].n);
+			check(varsym_auxv_secure(buf, len, word) == rows[i].want,
+			      "auxv, %zu-byte words, %s", word, rows[i].what);
+		}
+	}
+	/*
+	 * The bug both implementations had: a 32-bit program's vector read
+	 * as 8-byte pairs.  (AT_SECURE, 1) then reads as one type word that
+	 * matches nothing, and ordinary programs lose their variables.
+	 */
+	len = make_auxv(buf, 4, secure, 12);
+	check(varsym_auxv_secure(buf, len, 8) != 1,
+	      "a 32-bit secure vector read as 64-bit is not secure (the bug)");
+	check(varsym_auxv_secure(buf, len, 4) == 1,
+	      "a 32-bit secure vector read as 32-bit is secure");
+	/* /proc/PID/auxv of a 32-bit program is padded to 16 bytes */
+	len = make_auxv(buf, 4, plain, 12);
+	memset(buf + len, 0, 8);
+	check(varsym_auxv_secure(buf, len + 8, 4) == 0,
+	      "a padded 32-bit vector");
+	/* cut short inside a pair, unaligned, odd word sizes */
+	len = make_auxv(buf + 1, 8, secure, 12);
+	check(varsym_auxv_secure(buf + 1, len, 8) == 1, "unaligned vector");
+	check(varsym_auxv_secure(buf + 1, 6 * 8 + 4, 8) == -EINVAL,
+	      "a vector cut inside a pair has no AT_NULL");
+	check(varsym_auxv_secure(buf, 0, 8) == -EINVAL, "an empty vector");
+	check(varsym_auxv_secure(buf, len, 2) == -EINVAL, "2-byte words");
+}
+
+static void test_is_answer(void)
+{
+	static const struct {
+		ssize_t result;
+		bool answer;
+	} rows[] = {
+		{ 0, true }, { 17, true }, { -ENOENT, true }, { -EACCES, true },
+		{ -ENAMETOOLONG, true }, { -EINVAL, true }, { -EFAULT, false },
+		{ -EINTR, false }, { -ENOMEM, false }, { -E2BIG, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		check(varsym_is_answer(rows[i].result) == rows[i].answer,
+		      "is_answer(%s) != %d", err_name(rows[i].result),
+		      rows[i].answer);
+}
+
 int main(void)
 {
 	test_names();
@@ -622,6 +714,8 @@ int main(void)
 	run_rows(template_rows,
 		 sizeof(template_rows) / sizeof(template_rows[0]), false);
 	test_limits();
+	test_auxv();
+	test_is_answer();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
