@@ -4,23 +4,32 @@
  *
  * A link is always resolved in the context of the process walking it, so
  * its environment is user memory of current->mm: we copy it with the user
- * copy primitives, never dereference it.  Which bytes count (SPEC section 3):
+ * copy primitives, never dereference it.  Which bytes count (docs/SPEC.md,
+ * "Which environment" and "Secure-exec processes"):
  *
  *  - a kernel thread has no environment: every variable is unset;
  *  - a process started with AT_SECURE is secure: every variable is unset;
- *  - inside execve(2), before the point of no return, the envp passed to
- *    that execve, unless the walk is loading an interpreter into a program
- *    that gains privileges (see exec.c), which is resolved as secure;
+ *  - inside execve(2), the walk of the program's own path, and of an
+ *    interpreter of a program that gains no privilege, reads the envp
+ *    passed to that execve; every other walk inside execve resolves as
+ *    secure (exec.c tells which is which, whatever the system call's ABI);
  *  - otherwise the [env_start, env_end) area recorded at exec.
  *
- * In the RCU walk (rcu == true) nothing may sleep: the area is copied with
- * copy_from_user_nofault() and any fault, or the execve case, answers
- * -ECHILD so that the VFS retries in ref-walk, where faults are allowed.
+ * Every read is bounded by what execve itself accepts (VARSYM_ENV_MAX in
+ * all, MAX_ARG_STRLEN per string): anything past that counts as absent.
+ * In ref-walk the reads may fault and sleep, check for a fatal signal at
+ * every page and return -EINTR, which is never cached.  In the RCU walk
+ * nothing may sleep: the area is copied with copy_from_user_nofault(), at
+ * most RCU_SCAN_BUDGET bytes per follow, and any fault, a bigger scan, or
+ * an execve's envp answers -ECHILD so that the VFS retries in ref-walk.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/compat.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/binfmts.h>
 #include <linux/uaccess.h>
 #include <asm/syscall.h>
@@ -29,129 +38,211 @@
 
 /* Bytes copied at a time; the stack buffer is all the scanner needs. */
 #define ENV_CHUNK 256
-/* Beyond this, the RCU walk hands a huge environment to ref-walk. */
-#define RCU_SCAN_MAX (256 * 1024)
+/* What one follow may scan in the RCU walk, all its variables together. */
+#define RCU_SCAN_BUDGET SZ_64K
+
+/*
+ * The word size of current's auxiliary vector: a compat program's (ia32,
+ * x32, or any 32-bit program on a 64-bit kernel) holds 32-bit words.  Its
+ * address space ends below 4 GiB, and a native 64-bit one never does.
+ */
+static size_t auxv_word_size(void)
+{
+	if (IS_ENABLED(CONFIG_64BIT) && TASK_SIZE <= SZ_4G)
+		return 4;
+	return sizeof(unsigned long);
+}
 
 static bool mm_secure(struct mm_struct *mm)
 {
-	const unsigned long *auxv = mm->saved_auxv;
-	size_t i;
-
-	for (i = 0; i + 1 < AT_VECTOR_SIZE; i += 2) {
-		unsigned long type = READ_ONCE(auxv[i]);
-
-		if (type == AT_NULL)
-			break;
-		if (type == AT_SECURE)
-			return READ_ONCE(auxv[i + 1]) != 0;
-	}
-	return false;
+	/* saved_auxv changes only under prctl(PR_SET_MM) of its own task */
+	return varsym_auxv_secure(mm->saved_auxv, sizeof(mm->saved_auxv),
+				  auxv_word_size()) != 0;
 }
 
 /*
- * True when current is inside execve(2) or execveat(2), before the point of
- * no return; *envp is then that call's envp (NULL for an empty one).  After
- * the point of no return the task either completes its exec, which walks no
- * path, or dies, which PF_SIGNALED and fatal_signal_pending() exclude.
+ * The system call in progress, if it is execve(2) or execveat(2) in any
+ * ABI this kernel runs: which of its arguments is the envp, and whether
+ * that holds 32-bit pointers.  Only the execve rule (a convenience: which
+ * environment chooses the program) depends on this; the loader rule does
+ * not (exec.c).  An ABI not known here falls back to the exec-time
+ * environment, which is the caller's own choice as much as its envp.
  */
-static bool in_execve_syscall(const char __user *const __user **envp)
+static int execve_envp_arg(bool *compat)
 {
-	struct pt_regs *regs = task_pt_regs(current);
+	long nr = syscall_get_nr(current, task_pt_regs(current));
+
+	*compat = in_compat_syscall();
+#ifdef CONFIG_X86_64
+	if (in_ia32_syscall())
+		return nr == __NR_ia32_execve ? 2 :
+		       nr == __NR_ia32_execveat ? 3 : -1;
+	if (in_x32_syscall()) {
+		nr &= ~__X32_SYSCALL_BIT;
+		return nr == __NR_x32_execve ? 2 :
+		       nr == __NR_x32_execveat ? 3 : -1;
+	}
+#else
+	if (*compat)
+		return -1;
+#endif
+	return nr == __NR_execve ? 2 : nr == __NR_execveat ? 3 : -1;
+}
+
+/* True inside execve(2) or execveat(2), in any ABI known above. */
+static bool in_execve_syscall(struct varsymfs_envp *envp)
+{
 	unsigned long args[6];
-	long nr;
+	int arg;
 
 	if (current->flags & (PF_EXITING | PF_SIGNALED) ||
-	    fatal_signal_pending(current) || in_compat_syscall())
+	    fatal_signal_pending(current))
 		return false;
-	nr = syscall_get_nr(current, regs);
-	if (nr != __NR_execve && nr != __NR_execveat)
+	arg = execve_envp_arg(&envp->compat);
+	if (arg < 0)
 		return false;
-	syscall_get_arguments(current, regs, args);
-	*envp = (const char __user *const __user *)
-		(nr == __NR_execve ? args[2] : args[3]);
+	syscall_get_arguments(current, task_pt_regs(current), args);
+	envp->ptr = (const void __user *)args[arg];
 	return true;
 }
 
-static int copy_env(const struct varsymfs_caller *c, void *dst,
-		    unsigned long src, size_t n)
+/*
+ * Copies n bytes of the caller's memory: 0, -ECHILD where the RCU walk
+ * cannot, or -EFAULT.  In the RCU walk every byte counts against the
+ * follow's budget.
+ */
+static int copy_env(struct varsymfs_caller *c, void *dst, unsigned long src,
+		    size_t n)
+{
+	if (!c->rcu)
+		return copy_from_user(dst, (const void __user *)src, n) ?
+		       -EFAULT : 0;
+	if (n > c->rcu_budget)
+		return -ECHILD;
+	c->rcu_budget -= n;
+	return copy_from_user_nofault(dst, (const void __user *)src, n) ?
+	       -ECHILD : 0;
+}
+
+/* Between pages of a ref-walk scan: a killed caller stops at once. */
+static int next_page(const struct varsymfs_caller *c)
 {
 	if (c->rcu)
-		return copy_from_user_nofault(dst, (const void __user *)src, n) ?
-		       -ECHILD : 0;
-	return copy_from_user(dst, (const void __user *)src, n) ? -EFAULT : 0;
+		return 0;
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return 0;
 }
 
 /*
- * An unreadable page ends the area: an entry it cuts short does not count,
- * and neither does anything after it.
+ * The exec-time area.  An unreadable page ends it, and so does the bound
+ * of VARSYM_ENV_MAX bytes (only prctl(PR_SET_MM) makes a bigger one): an
+ * entry cut short does not count, nor anything after it.
  */
 static int scan_area(struct varsymfs_caller *c, struct varsym_env_scan *s)
 {
 	unsigned long pos = c->env_start;
+	unsigned long end = c->env_start + min(c->env_end - c->env_start,
+					       VARSYM_ENV_MAX);
 	char chunk[ENV_CHUNK];
+	int err;
 
-	if (c->rcu && c->env_end - c->env_start > RCU_SCAN_MAX)
-		return -ECHILD;
-	while (pos < c->env_end) {
-		size_t n = min3(c->env_end - pos, (unsigned long)ENV_CHUNK,
+	while (pos < end) {
+		size_t n = min3(end - pos, (unsigned long)ENV_CHUNK,
 				PAGE_SIZE - offset_in_page(pos));
-		int err = copy_env(c, chunk, pos, n);
 
+		err = copy_env(c, chunk, pos, n);
 		if (err == -ECHILD)
 			return err;
 		if (err) {
 			varsym_env_scan_cut(s);
-			break;
+			return 0;
 		}
 		if (varsym_env_scan_feed(s, chunk, n))
-			break;
+			return 0;
 		pos += n;
-		if (!c->rcu)
-			cond_resched();
+		if (!offset_in_page(pos) && (err = next_page(c)))
+			return err;
 	}
+	if (end < c->env_end)
+		varsym_env_scan_cut(s);
 	return 0;
 }
 
-/* Feeds one string of execve's envp; the kernel bounds it as exec does. */
-static int scan_string(const char __user *str, struct varsym_env_scan *s)
+static int get_envp_entry(const struct varsymfs_envp *envp, unsigned long i,
+			  unsigned long *str)
 {
-	long len = strnlen_user(str, MAX_ARG_STRLEN);
-	char chunk[ENV_CHUNK];
-	long off;
+#ifdef CONFIG_COMPAT
+	if (envp->compat) {
+		compat_uptr_t p;
 
-	/* 0: a fault; over MAX_ARG_STRLEN: execve fails with E2BIG anyway */
-	if (len <= 0 || len > MAX_ARG_STRLEN)
-		return -EFAULT;
-	len--;				/* the NUL is fed below, always */
-	for (off = 0; off < len; off += ENV_CHUNK) {
-		size_t n = min_t(long, len - off, ENV_CHUNK);
-
-		if (copy_from_user(chunk, str + off, n))
+		if (get_user(p, (const compat_uptr_t __user *)envp->ptr + i))
 			return -EFAULT;
+		*str = (unsigned long)compat_ptr(p);
+		return 0;
+	}
+#endif
+	return get_user(*str, (const unsigned long __user *)envp->ptr + i);
+}
+
+/*
+ * Feeds one string of execve's envp.  *budget is what execve would still
+ * accept; a string longer than MAX_ARG_STRLEN, or past the budget, makes
+ * execve fail with E2BIG anyway.  Returns 1 when the scanner has its
+ * answer, 0 to go on, or -errno: the string does not count, nor any after.
+ */
+static int scan_string(struct varsymfs_caller *c, unsigned long str,
+		       struct varsym_env_scan *s, size_t *budget)
+{
+	size_t len = 0;
+	char chunk[ENV_CHUNK];
+	int err;
+
+	for (;;) {
+		size_t n = min_t(size_t, ENV_CHUNK,
+				 PAGE_SIZE - offset_in_page(str + len));
+		const char *nul;
+
+		if (copy_env(c, chunk, str + len, n))
+			return -EFAULT;
+		nul = memchr(chunk, '\0', n);
+		if (nul)
+			n = nul - chunk + 1;
+		len += n;
+		if (len > MAX_ARG_STRLEN || len > *budget)
+			return -E2BIG;
 		if (varsym_env_scan_feed(s, chunk, n))
 			return 1;
+		if (nul) {
+			*budget -= len;
+			return 0;
+		}
+		if (!offset_in_page(str + len) && (err = next_page(c)))
+			return err;
 	}
-	return varsym_env_scan_feed(s, "", 1);
 }
 
 static int scan_envp(struct varsymfs_caller *c, struct varsym_env_scan *s)
 {
-	long i;
+	size_t word = c->envp.compat ? sizeof(compat_uptr_t) : sizeof(long);
+	size_t budget = VARSYM_ENV_MAX;
+	unsigned long i, str;
+	int ret;
 
-	for (i = 0; i < MAX_ARG_STRINGS; i++) {
-		const char __user *str;
-		int ret;
-
-		if (get_user(str, c->envp + i) || !str)
+	for (i = 0; budget >= word; i++) {
+		budget -= word;
+		if (get_envp_entry(&c->envp, i, &str) || !str)
 			break;
-		ret = scan_string(str, s);
+		ret = scan_string(c, str, s, &budget);
+		if (ret == -EINTR)
+			return ret;
 		if (ret < 0)
 			varsym_env_scan_cut(s);
 		if (ret)
 			break;
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
+		if ((ret = next_page(c)))
+			return ret;
 	}
 	return 0;
 }
@@ -163,10 +254,11 @@ static ssize_t varsymfs_getenv(void *ctx, const char *name, size_t name_len,
 	struct varsym_env_scan s;
 	int err;
 
-	if (!c->has_env)
+	if (c->source == VARSYMFS_ENV_NONE)
 		return -ENOENT;
 	varsym_env_scan_init(&s, name, name_len, buf, size);
-	err = c->envp ? scan_envp(c, &s) : scan_area(c, &s);
+	err = c->source == VARSYMFS_ENV_EXECVE ? scan_envp(c, &s) :
+						 scan_area(c, &s);
 	if (err)
 		return err;
 	return varsym_env_scan_result(&s);
@@ -176,14 +268,14 @@ static ssize_t varsymfs_getenv(void *ctx, const char *name, size_t name_len,
  * varsymfs_caller_keeps_answer - may current's answer be cached?
  *
  * True for a user process outside execve: its answer holds until its next
- * execve.  Cheap, lockless: it is asked before every cache lookup.
+ * execve.  Cheap and lockless: it is asked before every cache lookup.
  */
 bool varsymfs_caller_keeps_answer(void)
 {
-	const char __user *const __user *envp;
+	struct varsymfs_envp envp;
 
 	return current->mm && !(current->flags & PF_KTHREAD) &&
-	       !in_execve_syscall(&envp);
+	       !current->in_execve && !in_execve_syscall(&envp);
 }
 
 /**
@@ -196,11 +288,12 @@ bool varsymfs_caller_keeps_answer(void)
 int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 {
 	struct mm_struct *mm = current->mm;
-	const char __user *const __user *envp;
 
 	*c = (struct varsymfs_caller){
 		.core = { .getenv = varsymfs_getenv, .ctx = c },
 		.rcu = rcu,
+		.rcu_budget = RCU_SCAN_BUDGET,
+		.source = VARSYMFS_ENV_NONE,
 	};
 	if (!mm || (current->flags & PF_KTHREAD))
 		return 0;
@@ -208,21 +301,33 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 		c->core.secure = true;
 		return 0;
 	}
-	if (in_execve_syscall(&envp)) {
-		if (rcu)
-			return -ECHILD;
-		if (varsymfs_exec_loader_privileged()) {
-			c->core.secure = true;
-			return 0;
-		}
-		c->envp = envp;
-		c->has_env = !!envp;
+	switch (varsymfs_exec_walk()) {
+	case VARSYMFS_EXEC_SECURE:
+		c->core.secure = true;
 		return 0;
+	case VARSYMFS_EXEC_PROGRAM:
+	case VARSYMFS_EXEC_INTERP:
+		/* execve's envp, if this ABI is known; else the area below */
+		if (in_execve_syscall(&c->envp))
+			goto envp;
+		break;
+	case VARSYMFS_EXEC_NONE:
+		/* the program's own path, where it is opened before in_execve */
+		if (in_execve_syscall(&c->envp))
+			goto envp;
+		break;
 	}
 	spin_lock(&mm->arg_lock);
 	c->env_start = mm->env_start;
 	c->env_end = mm->env_end;
 	spin_unlock(&mm->arg_lock);
-	c->has_env = c->env_start < c->env_end;
+	if (c->env_start < c->env_end)
+		c->source = VARSYMFS_ENV_AREA;
+	return 0;
+envp:
+	if (rcu)
+		return -ECHILD;
+	if (c->envp.ptr)	/* execve(path, argv, NULL): empty */
+		c->source = VARSYMFS_ENV_EXECVE;
 	return 0;
 }

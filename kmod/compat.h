@@ -61,4 +61,12 @@ static inline void varsymfs_dir_touch(struct inode *dir)
 #endif
 }
 
+/*
+ * 6.8 ("execve: open the executable file before doing anything else")
+ * moved the open of the program before current->in_execve is set; before
+ * it, the program's own path is walked with in_execve already set.
+ */
+#define VARSYMFS_PROGRAM_OPENED_IN_EXECVE \
+	(LINUX_VERSION_CODE < KERNEL_VERSION(6, 8, 0))
+
 #endif /* VARSYMFS_COMPAT_H */

@@ -1,72 +1,161 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * exec.c - what execve(2) is loading, so a setuid program's loader is safe.
+ * exec.c - what execve(2) is loading, so that a setuid program's loader is
+ * never chosen by the user who starts it.
  *
- * While execve() opens the ELF interpreter of a program (its dynamic loader,
- * PT_INTERP) or a binfmt_misc interpreter, the process is still the caller:
- * its credentials and its environment are the unprivileged user's, and the
- * new credentials are installed only later, at the point of no return.  If
- * the loader's path crosses a variant link, the user would choose the code
- * that then runs with the setuid program's privileges.
+ * While execve() opens the interpreter of a program (its dynamic loader,
+ * PT_INTERP, a binfmt_misc interpreter, a script's #! line), the process
+ * is still the caller: its credentials and environment are the user's, and
+ * the program's credentials are installed only later.  A walk through a
+ * variant link there must not let the user choose what then runs with the
+ * program's privileges.
  *
- * So varsymfs registers a binary-format handler that never loads anything:
- * placed first in the list, it is called for every file execve() is about to
- * load (the program, then each interpreter a script or binfmt_misc names),
- * before any handler opens that file's interpreter.  It records whether the
- * file gains privileges, and returns -ENOEXEC so the real handlers proceed.
- * A walk inside execve that finds a record saying so is resolved as for a
- * secure-exec process.
+ * So varsymfs registers a binary format that loads nothing: first in the
+ * list, it sees every file execve() is about to load (the program, then
+ * each interpreter) before any handler opens that file's interpreter.  Its
+ * first look opens a "watch" on the execve, which records whether any file
+ * of it gains privileges, and returns -ENOEXEC so the real handlers go on.
+ * A task work item ends the watch when the task returns to user space or
+ * exits: a watch lives exactly as long as its execve, so memory follows
+ * the execs in flight, whatever their number, and is charged to their
+ * memory cgroup.  An execve fails only if those few bytes cannot be had.
  *
- * A record is keyed by task, start time and exec generation, and is live
- * while its task is inside that execve.  Records are never evicted while
- * live; if every slot is live, the observer fails the execve (-EAGAIN)
- * rather than let a loader be chosen without one.
+ * The decision never depends on the system call's number or ABI: the
+ * watch and the task's in_execve flag are the same for execve, execveat,
+ * the 32-bit entry and x32.  Whatever cannot be told for sure (a handler
+ * registered ahead of the observer, no watch where one must be) resolves
+ * as for a secure-exec process.
+ *
+ * Staying first: binfmt_misc inserts itself at the head of the list when
+ * it loads.  The observer checks its place (its list node's predecessor is
+ * the list head, whose address it learnt at load time with an anchor
+ * registered at the tail) at each execve and each mount, and inserts a
+ * fresh copy of itself ahead when it finds a handler before it.  Watches
+ * opened before that are no longer trusted (observer_epoch).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/binfmts.h>
-#include <linux/kmod.h>
-#include <linux/pid.h>
-#include <linux/pid_namespace.h>
+#include <linux/hash.h>
+#include <linux/list_bl.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rculist_bl.h>
 #include <linux/sched.h>
-#include <linux/spinlock.h>
+#include <linux/slab.h>
+#include <linux/task_work.h>
 #include <linux/xattr.h>
 
 #include "varsymfs.h"
 
-#define EXEC_SLOTS 128
+#define WATCH_BITS 8
+#define OBSERVERS 4		/* copies of the observer, for re-insertion */
+#define EPOCH_UNTRUSTED UINT_MAX
 
-struct exec_record {
-	struct task_struct *task;	/* identity only, never dereferenced */
-	pid_t pid;			/* to find the task again, if alive */
-	u64 start_time;
-	u64 exec_id;
-	const struct linux_binprm *bprm;
-	bool privileged;
+/* One execve in flight, from the observer's first look to its return. */
+struct exec_watch {
+	struct callback_head end;	/* the task work, then the RCU head */
+	struct hlist_bl_node node;	/* in watches[] */
+	const struct task_struct *task;	/* identity only, never dereferenced */
+	unsigned int epoch;		/* observer_epoch at the first look */
+	bool privileged;		/* a file of this execve gains privileges */
 };
 
-static struct exec_record records[EXEC_SLOTS];
-static DEFINE_SPINLOCK(records_lock);
+/*
+ * Watches by task.  Each bucket's bit lock serialises insertion and
+ * removal; lookups are RCU, and a watch is freed after a grace period.
+ * Only its own task changes a watch's fields, so they need no lock.
+ */
+static struct hlist_bl_head watches[1 << WATCH_BITS];
 
-static bool record_is_current(const struct exec_record *r)
+static int observe_exec(struct linux_binprm *bprm);
+
+static int anchor_load(struct linux_binprm *bprm)
 {
-	return r->task == current && r->pid == current->pid &&
-	       r->start_time == current->start_boottime &&
-	       r->exec_id == READ_ONCE(current->self_exec_id);
+	return -ENOEXEC;
 }
 
-/* Whether the record's task is still inside the execve it was made for. */
-static bool record_is_live(const struct exec_record *r)
-{
-	struct task_struct *t;
-	bool live;
+#define OBSERVER { .module = THIS_MODULE, .load_binary = observe_exec }
+static struct linux_binfmt observers[OBSERVERS] = {
+	OBSERVER, OBSERVER, OBSERVER, OBSERVER,
+};
+/* Marks the end of the format list, to find its head (see exec_init). */
+static struct linux_binfmt anchor = {
+	.module = THIS_MODULE,
+	.load_binary = anchor_load,
+};
 
-	if (!r->task)
-		return false;
-	rcu_read_lock();
-	t = pid_task(find_pid_ns(r->pid, &init_pid_ns), PIDTYPE_PID);
-	live = t == r->task && t->start_boottime == r->start_time &&
-	       READ_ONCE(t->self_exec_id) == r->exec_id && t->in_execve;
-	rcu_read_unlock();
-	return live;
+/*
+ * observers_lock serialises re-insertion.  observers_used (how many copies
+ * are in the list; the newest is the one that must be first) and
+ * observer_epoch (bumped before each re-insertion) are read locklessly.
+ * formats_head is written once at module load.
+ */
+static DEFINE_MUTEX(observers_lock);
+static unsigned int observers_used;
+static unsigned int observer_epoch;
+static const struct list_head *formats_head;
+
+/*
+ * True when the newest observer is the first format in the list.  Reads
+ * its list node's predecessor without binfmt_lock (which is not ours): a
+ * pointer compared, never followed.
+ */
+static bool observer_first(void)
+{
+	unsigned int used = smp_load_acquire(&observers_used);
+
+	return formats_head && used &&
+	       data_race(READ_ONCE(observers[used - 1].lh.prev)) == formats_head;
+}
+
+/* Puts a fresh observer ahead of whatever got ahead of ours. */
+static void keep_ahead(void)
+{
+	mutex_lock(&observers_lock);
+	if (!observer_first() && formats_head) {
+		if (observers_used == OBSERVERS) {
+			pr_warn_once("a binary format keeps registering ahead of the exec observer: walks inside execve resolve as secure-exec until the module is reloaded\n");
+		} else {
+			/* watches opened so far may have missed a file */
+			WRITE_ONCE(observer_epoch, observer_epoch + 1);
+			insert_binfmt(&observers[observers_used]);
+			smp_store_release(&observers_used, observers_used + 1);
+			pr_info("a binary format was registered ahead of the exec observer: observer re-inserted at the head\n");
+		}
+	}
+	mutex_unlock(&observers_lock);
+}
+
+static struct hlist_bl_head *bucket_of(const struct task_struct *task)
+{
+	return &watches[hash_ptr(task, WATCH_BITS)];
+}
+
+/* current's watch, or NULL; under rcu_read_lock(). */
+static struct exec_watch *current_watch(void)
+{
+	struct hlist_bl_node *pos;
+	struct exec_watch *w;
+
+	hlist_bl_for_each_entry_rcu(w, pos, bucket_of(current), node)
+		if (w->task == current)
+			return w;
+	return NULL;
+}
+
+/* The task work: the execve is over (returned, or the task exits). */
+static void end_watch(struct callback_head *head)
+{
+	struct exec_watch *w = container_of(head, struct exec_watch, end);
+	struct hlist_bl_head *b = bucket_of(w->task);
+
+	hlist_bl_lock(b);
+	hlist_bl_del_rcu(&w->node);
+	hlist_bl_unlock(b);
+	kfree_rcu(w, end);
+	/* the last thing done in this module's code: see exec_exit */
+	module_put(THIS_MODULE);
 }
 
 /* May executing this file raise the caller's privileges? */
@@ -90,91 +179,135 @@ static bool file_gains_privileges(struct file *file)
 	}
 }
 
-static int varsymfs_observe_exec(struct linux_binprm *bprm)
+static unsigned int trusted_epoch(void)
+{
+	unsigned int epoch = READ_ONCE(observer_epoch);
+
+	smp_rmb();		/* the epoch before the place: see keep_ahead */
+	return observer_first() ? epoch : EPOCH_UNTRUSTED;
+}
+
+static int observe_exec(struct linux_binprm *bprm)
 {
 	bool privileged = bprm->secureexec ||
 			  file_gains_privileges(bprm->file);
-	struct exec_record *r, *free = NULL;
-	int ret = -ENOEXEC;
+	struct hlist_bl_head *b;
+	struct exec_watch *w;
 
-	spin_lock(&records_lock);
-	for (r = records; r < records + EXEC_SLOTS; r++) {
-		if (r->task == current && r->pid == current->pid &&
-		    r->start_time == current->start_boottime) {
-			free = r;
-			break;
-		}
-		if (!free && !record_is_live(r))
-			free = r;
+	if (!observer_first())
+		keep_ahead();
+	rcu_read_lock();
+	w = current_watch();
+	rcu_read_unlock();
+	if (w) {		/* an interpreter of this same execve */
+		w->privileged |= privileged;
+		if (trusted_epoch() != w->epoch)
+			w->epoch = EPOCH_UNTRUSTED;
+		return -ENOEXEC;
 	}
-	if (!free) {
-		ret = -EAGAIN;
-		goto out;
+	w = kmalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	if (!w)
+		return -ENOMEM;
+	w->task = current;
+	w->privileged = privileged;
+	w->epoch = trusted_epoch();
+	init_task_work(&w->end, end_watch);
+	/* fails only for a task that is exiting: its exec is over anyway */
+	if (task_work_add(current, &w->end, TWA_RESUME)) {
+		kfree(w);
+		return -ESRCH;
 	}
-	/* a script's interpreter inherits what the script already gained */
-	if (record_is_current(free) && free->bprm == bprm)
-		privileged |= free->privileged;
-	*free = (struct exec_record){
-		.task = current,
-		.pid = current->pid,
-		.start_time = current->start_boottime,
-		.exec_id = READ_ONCE(current->self_exec_id),
-		.bprm = bprm,
-		.privileged = privileged,
-	};
-out:
-	spin_unlock(&records_lock);
-	if (ret == -EAGAIN)
-		pr_warn_ratelimited("varsymfs: %d execs at once: failing one\n",
-				    EXEC_SLOTS);
-	return ret;
+	__module_get(THIS_MODULE);	/* search_binary_handler holds one */
+	b = bucket_of(current);
+	hlist_bl_lock(b);
+	hlist_bl_add_head_rcu(&w->node, b);
+	hlist_bl_unlock(b);
+	return -ENOEXEC;
 }
 
-static struct linux_binfmt varsymfs_exec_observer = {
-	.module = THIS_MODULE,
-	.load_binary = varsymfs_observe_exec,
-};
-
 /**
- * varsymfs_exec_loader_privileged - is this walk loading a privileged exec?
+ * varsymfs_exec_walk - which part of an execve, if any, is walking
  *
- * Called inside execve(2) only.  True when the file execve is loading gains
- * privileges and the walk comes after the observer saw it: an interpreter
- * being opened for it.  Before that (the program's own path) there is no
- * record for this execve yet, or only one of an earlier failed execve of
- * this task, which errs on the safe side.
+ * Tells the walks the exec observer can vouch for.  Walks it cannot see
+ * (the program's own path on kernels that open it before setting
+ * in_execve) come out as %VARSYMFS_EXEC_NONE; the caller tells those by
+ * the system call in progress.  Never sleeps: usable in the RCU walk.
+ *
+ * Return: %VARSYMFS_EXEC_NONE outside any watched execve,
+ * %VARSYMFS_EXEC_PROGRAM for the program's own path, %VARSYMFS_EXEC_INTERP
+ * for an interpreter of an execve that gains no privilege, or
+ * %VARSYMFS_EXEC_SECURE for anything else inside execve: an interpreter of
+ * a privileged program, or a walk the observer cannot vouch for.
  */
-bool varsymfs_exec_loader_privileged(void)
+enum varsymfs_exec_walk varsymfs_exec_walk(void)
 {
-	struct exec_record *r;
-	bool privileged = false;
+	enum varsymfs_exec_walk walk;
+	unsigned int epoch;
+	struct exec_watch *w;
 
+	/* a watch outlives in_execve only until the return to user space */
 	if (!current->in_execve)
-		return false;
-	spin_lock(&records_lock);
-	for (r = records; r < records + EXEC_SLOTS; r++) {
-		if (record_is_current(r)) {
-			privileged = r->privileged;
-			break;
-		}
-	}
-	spin_unlock(&records_lock);
-	return privileged;
+		return VARSYMFS_EXEC_NONE;
+	epoch = trusted_epoch();
+	rcu_read_lock();
+	w = current_watch();
+	if (w)
+		walk = w->privileged || w->epoch != epoch ||
+		       epoch == EPOCH_UNTRUSTED ? VARSYMFS_EXEC_SECURE :
+						  VARSYMFS_EXEC_INTERP;
+	rcu_read_unlock();
+	if (w)
+		return walk;
+	/*
+	 * No watch: before the observer's first look.  Where the program's
+	 * own path is opened after in_execve is set, that is this walk, if
+	 * no handler was ever ahead of the observer (one could be opening an
+	 * interpreter unseen); elsewhere nothing of the program is opened
+	 * yet, and nothing should walk.
+	 */
+	if (VARSYMFS_PROGRAM_OPENED_IN_EXECVE && epoch == 0)
+		return VARSYMFS_EXEC_PROGRAM;
+	return VARSYMFS_EXEC_SECURE;
+}
+
+/* At mount: a handler may have got ahead since the last execve. */
+void varsymfs_exec_keep_ahead(void)
+{
+	if (!observer_first())
+		keep_ahead();
 }
 
 int varsymfs_exec_init(void)
 {
+	register_binfmt(&anchor);
+	insert_binfmt(&observers[0]);
+	smp_store_release(&observers_used, 1);
 	/*
-	 * binfmt_misc inserts itself at the head of the list when it loads:
-	 * load it first, so the observer stays ahead of it and sees every
-	 * file before an interpreter for it is opened.
+	 * The list is circular: between the anchor, just added at its tail,
+	 * and the observer, just added at its head, the one node is the head
+	 * itself.  If they do not agree, a handler registered meanwhile: the
+	 * observer never counts as first, and walks inside execve resolve as
+	 * secure-exec.
 	 */
-	request_module("binfmt_misc");
-	insert_binfmt(&varsymfs_exec_observer);
+	if (READ_ONCE(anchor.lh.next) == READ_ONCE(observers[0].lh.prev))
+		formats_head = anchor.lh.next;
+	else
+		pr_warn("cannot find the head of the binary formats: walks inside execve resolve as secure-exec\n");
 	return 0;
 }
 
 void varsymfs_exec_exit(void)
 {
-	unregister_binfmt(&varsymfs_exec_observer);
+	unsigned int i;
+
+	for (i = 0; i < observers_used; i++)
+		unregister_binfmt(&observers[i]);
+	unregister_binfmt(&anchor);
+	/*
+	 * No watch is left (each held a module reference), but the task
+	 * that ended the last one may still be in end_watch() after its
+	 * module_put(): it leaves it without a voluntary context switch, so
+	 * an RCU-tasks grace period waits for it.
+	 */
+	synchronize_rcu_tasks();
 }

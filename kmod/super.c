@@ -112,7 +112,7 @@ static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
 
 	if (varsym_template_check(symname, len))
 		return -EINVAL;
-	t = kmalloc(struct_size(t, text, len + 1), GFP_KERNEL);
+	t = kmalloc(struct_size(t, text, len + 1), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return -ENOMEM;
 	t->id = varsymfs_new_link_id();
@@ -147,7 +147,7 @@ static int varsymfs_fill_seed(struct super_block *sb)
 	struct dentry *dentry;
 	struct inode *inode;
 
-	dentry = d_alloc_name(sb->s_root, VARSYMFS_SEED_NAME);
+	dentry = d_alloc_name(sb->s_root, VARSYM_SEED_LINK_NAME);
 	if (!dentry)
 		return -ENOMEM;
 	inode = varsymfs_new_inode(sb, S_IFLNK | 0777, VARSYMFS_SEED_INO);
@@ -260,6 +260,7 @@ static int varsymfs_get_tree(struct fs_context *fc)
 
 	if (ret)
 		return ret;
+	varsymfs_exec_keep_ahead();
 	return get_tree_nodev(fc, varsymfs_fill_super);
 }
 
@@ -296,7 +297,8 @@ static const struct fs_context_operations varsymfs_context_ops = {
 
 static int varsymfs_init_fs_context(struct fs_context *fc)
 {
-	struct varsymfs_sb_info *sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
+	struct varsymfs_sb_info *sbi = kzalloc(sizeof(*sbi),
+						GFP_KERNEL_ACCOUNT);
 
 	if (!sbi)
 		return -ENOMEM;
@@ -312,7 +314,8 @@ static void varsymfs_kill_sb(struct super_block *sb)
 	struct varsymfs_sb_info *sbi = varsymfs_sb(sb);
 
 	kill_litter_super(sb);
-	kfree(sbi);
+	/* a lazily unmounted tree may still be in an RCU walk's hands */
+	kfree_rcu(sbi, rcu);
 }
 
 static struct file_system_type varsymfs_fs_type = {

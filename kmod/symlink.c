@@ -36,13 +36,6 @@ static u64 link_id(struct inode *inode)
 	return t ? t->id : varsymfs_sb(inode->i_sb)->seed_id;
 }
 
-/* The errors that are answers, the same for the rest of this execve. */
-static bool is_answer(ssize_t err)
-{
-	return err == -ENOENT || err == -EACCES || err == -ENAMETOOLONG ||
-	       err == -EINVAL;
-}
-
 /**
  * varsymfs_resolve - the target of a link for current
  * @inode: the link
@@ -53,12 +46,15 @@ static bool is_answer(ssize_t err)
  * neither allocates nor copies.  A computed one is a fresh kmalloc'ed copy.
  *
  * Return: the NUL-terminated target, or an ERR_PTR: -ECHILD when the RCU
- * walk cannot answer, or the errno of SPEC section 5.
+ * walk cannot answer, -EINTR for a caller killed while its environment
+ * was read, or the errno of docs/SPEC.md's table of results.
  */
 static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 				    struct delayed_call *done)
 {
-	gfp_t gfp = rcu ? GFP_NOWAIT | __GFP_NOWARN : GFP_KERNEL;
+	/* charged to the caller's memory cgroup: users make these */
+	gfp_t gfp = rcu ? GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN :
+			  GFP_KERNEL_ACCOUNT;
 	bool cacheable = varsymfs_caller_keeps_answer();
 	struct varsymfs_cache_key key;
 	struct varsymfs_caller c;
@@ -80,7 +76,7 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 	if (!target)
 		return ERR_PTR(rcu ? -ECHILD : -ENOMEM);
 	n = compute(inode, &c, target);
-	if (cacheable && (n >= 0 || is_answer(n)))
+	if (cacheable && varsym_is_answer(n))
 		varsymfs_cache_put(&key, n >= 0 ? target : NULL,
 				   n >= 0 ? 0 : n, gfp);
 	if (n < 0) {
@@ -209,13 +205,13 @@ static bool options_list(struct dentry *dentry)
 }
 
 static const struct xattr_handler template_xattr = {
-	.name = "system.varsym_template",
+	.name = VARSYM_XATTR_TEMPLATE,
 	.list = template_list,
 	.get = template_get,
 };
 
 static const struct xattr_handler options_xattr = {
-	.name = "system.varsym_options",
+	.name = VARSYM_XATTR_OPTIONS,
 	.list = options_list,
 	.get = options_get,
 };

@@ -13,10 +13,13 @@
 #define VARSYMFS_MAGIC 0x76617273	/* "vars" */
 #define VARSYMFS_ROOT_INO 1
 #define VARSYMFS_SEED_INO 2
-#define VARSYMFS_SEED_NAME "resolve"
 
-/* One mount. */
+/*
+ * One mount.  An RCU walk may still read it after a lazy umount, so it is
+ * freed after a grace period (varsymfs_kill_sb).
+ */
 struct varsymfs_sb_info {
+	struct rcu_head rcu;
 	u64 seed_id;		/* the seed link's id in the answer cache */
 	struct varsym_opts opts;
 };
@@ -61,12 +64,25 @@ extern const struct inode_operations varsymfs_link_iops;
 extern const struct xattr_handler *varsymfs_xattr_handlers[];
 
 /* caller.c: the process a link is resolved for */
+enum varsymfs_env_source {
+	VARSYMFS_ENV_NONE,	/* every variable unset */
+	VARSYMFS_ENV_AREA,	/* the [env_start, env_end) area of exec time */
+	VARSYMFS_ENV_EXECVE,	/* the envp of the execve in progress */
+};
+
+/* execve's envp array in the caller's memory. */
+struct varsymfs_envp {
+	const void __user *ptr;
+	bool compat;		/* 32-bit pointers (ia32, x32, compat) */
+};
+
 struct varsymfs_caller {
 	struct varsym_caller core;
 	bool rcu;			/* in the RCU walk: never sleep */
-	bool has_env;			/* false: every variable is unset */
-	const char __user *const __user *envp;	/* execve's, or NULL */
-	unsigned long env_start, env_end;	/* else this area */
+	size_t rcu_budget;		/* bytes the RCU walk may still copy */
+	enum varsymfs_env_source source;
+	struct varsymfs_envp envp;
+	unsigned long env_start, env_end;
 };
 
 int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu);
@@ -90,8 +106,16 @@ void varsymfs_cache_put(const struct varsymfs_cache_key *key,
 void varsymfs_cache_exit(void);
 
 /* exec.c: what execve(2) is loading */
+enum varsymfs_exec_walk {
+	VARSYMFS_EXEC_NONE,	/* outside any execve the observer watches */
+	VARSYMFS_EXEC_PROGRAM,	/* the program's own path: execve's envp */
+	VARSYMFS_EXEC_INTERP,	/* an interpreter, no privilege gained: envp */
+	VARSYMFS_EXEC_SECURE,	/* a privileged exec's interpreter, or doubt */
+};
+
 int varsymfs_exec_init(void);
 void varsymfs_exec_exit(void);
-bool varsymfs_exec_loader_privileged(void);
+void varsymfs_exec_keep_ahead(void);
+enum varsymfs_exec_walk varsymfs_exec_walk(void);
 
 #endif /* VARSYMFS_H */
