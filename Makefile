@@ -30,13 +30,14 @@ FUSE_LIBS = $(shell pkg-config --libs fuse3)
 CORE_SRC := core/env.c core/options.c core/process.c core/resolve.c \
 	core/template.c
 CORE_HDR := core/varsym.h core/varsym_port.h core/internal.h
-FUSE_SRC := fuse/main.c fuse/fs.c fuse/caller.c fuse/cache.c
-FUSE_HDR := fuse/fs.h fuse/vsfuse.h fuse/cache.h
+FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
+	fuse/pool.c fuse/cache.c
+FUSE_HDR := fuse/fs.h fuse/dir.h fuse/vsfuse.h fuse/pool.h fuse/cache.h
 
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \
-	check unit conformance sanitized fuzz clean bench
+	check unit conformance sanitized tsan fuzz clean bench
 
-TEST_BIN := $(B)/test_core $(B)/vsprobe $(B)/fake-loader
+TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader
 
 all: $(B)/varsymfs $(B)/varsym $(TEST_BIN)
 
@@ -89,6 +90,16 @@ $(B)/asan/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c tools/errno_name.h
 sanitized: $(B)/asan/varsymfs $(B)/asan/varsym $(TEST_BIN)
 	@ln -sf ../vsprobe ../fake-loader $(B)/asan/
 
+# The daemon with ThreadSanitizer, for make check: its locking, checked.
+TSAN := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+$(B)/tsan/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
+	@mkdir -p $(B)/tsan
+	$(CC) $(CPPFLAGS) $(TSAN) $(WARN) $(FUSE_CFLAGS) -o $@ \
+		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
+
+tsan: $(B)/tsan/varsymfs $(B)/varsym $(TEST_BIN)
+	@ln -sf ../varsym ../vsprobe ../fake-loader $(B)/tsan/
+
 # libFuzzer on every parser of the core; FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 300
 fuzz: deps-fuzz
@@ -98,6 +109,14 @@ fuzz: deps-fuzz
 $(B)/test_core: $(CORE_SRC) $(CORE_HDR) tests/unit/test_core.c | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o $@ $(CORE_SRC) tests/unit/test_core.c
+
+# How the daemon reads /proc: its parsers, against recorded kernel stacks.
+DAEMON_PARSERS := fuse/caller.c fuse/reader.c
+$(B)/test_daemon: $(CORE_SRC) $(CORE_HDR) $(DAEMON_PARSERS) fuse/vsfuse.h \
+		tests/unit/test_daemon.c | $(B)
+	$(CC) $(CPPFLAGS) -Ifuse $(CFLAGS) $(WARN) -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -o $@ $(CORE_SRC) $(DAEMON_PARSERS) \
+		tests/unit/test_daemon.c
 
 $(B)/vsprobe: tests/helpers/vsprobe.c tools/errno_name.h | $(B)
 	$(CC) $(CFLAGS) $(WARN) -Itools -o $@ $< -lpthread
@@ -110,14 +129,15 @@ demo: deps-build
 	@$(MAKE) --no-print-directory all
 	@scripts/demo $(B)/varsymfs
 
-unit: $(B)/test_core
+unit: $(B)/test_core $(B)/test_daemon
 	$(B)/test_core
+	$(B)/test_daemon tests/unit/stacks
 
 conformance: all
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/conformance --impl=fuse
 
 check: deps-test deps-kmod deps-fuzz deps-package
-	@$(MAKE) --no-print-directory all kmod sanitized
+	@$(MAKE) --no-print-directory all kmod sanitized tsan
 	@scripts/check
 
 # Variant links against their floors, on the host and in a guest per

@@ -13,10 +13,16 @@
  * CAP_NET_ADMIN), or some were lost (ENOBUFS), nothing is cached, or all is
  * forgotten.
  *
- * A thread inside execve(2) is answered from execve's envp, never from the
- * cache: each thread's record keeps /proc/TID/syscall open to check that
- * for about 1 us (the descriptor stays bound to that thread, so a reused
- * tid cannot read another's).
+ * A thread inside execve(2), in any ABI, is answered from execve's envp,
+ * never from the cache: each thread's record keeps /proc/TID/syscall open
+ * to check that with one read of about 1 us (the descriptor stays bound to
+ * that thread, so a reused tid cannot read another's).  A thread the read
+ * cannot place (still on its CPU, an unknown ABI) is not answered here
+ * either: the caller then opens it with all due care, outside the lock.
+ *
+ * Locking: c->lock protects everything here, and is never held across a
+ * wait: under it, only reads that return at once (the event socket,
+ * without blocking, and one read of a syscall file).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,6 +57,7 @@ struct answer {
 struct thread {
 	struct thread *next;	/* in its bucket */
 	pid_t tid, tgid;
+	unsigned int word;	/* its program's word size, for the syscall */
 	int syscall_fd;
 	unsigned int replace;	/* the next answer slot to reuse */
 	struct answer answers[ANSWERS];
@@ -284,12 +291,28 @@ static struct thread *find(struct vsfuse_cache *c, pid_t tid)
 	return NULL;
 }
 
+/* Whether thread t is in a system call other than execve, for sure. */
+static bool outside_execve(const struct thread *t, bool *gone)
+{
+	unsigned int ptr_size;
+	char line[256];
+	uint64_t envp;
+	ssize_t n = pread(t->syscall_fd, line, sizeof(line) - 1, 0);
+
+	*gone = n <= 0;
+	if (n <= 0)
+		return false;
+	line[n] = '\0';
+	return vsfuse_syscall_parse(line, t->word, &envp, &ptr_size) ==
+	       VSFUSE_IN_OTHER;
+}
+
 ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
 			 char *out, size_t size, uint64_t *stamp)
 {
 	ssize_t ret = VSFUSE_CACHE_MISS;
-	uint64_t envp;
 	struct thread *t;
+	bool gone;
 	int i;
 
 	pthread_mutex_lock(&c->lock);
@@ -298,16 +321,12 @@ ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
 	t = find(c, tid);
 	if (!t)
 		goto out;
-	switch (vsfuse_blocked_in(t->syscall_fd, &envp)) {
-	case VSFUSE_BLOCKED_GONE:
-		forget(c, tid, 0, false);
+	if (!outside_execve(t, &gone)) {
+		if (gone)	/* exited, or not ours to read any more */
+			forget(c, tid, 0, false);
+		else
+			ret = VSFUSE_CACHE_BYPASS;
 		goto out;
-	case VSFUSE_BLOCKED_EXECVE:	/* execve's envp decides */
-	case VSFUSE_BLOCKED_UNKNOWN:	/* let the caller's open decide */
-		ret = VSFUSE_CACHE_BYPASS;
-		goto out;
-	case VSFUSE_BLOCKED_OTHER:
-		break;
 	}
 	for (i = 0; i < ANSWERS; i++) {
 		struct answer *a = &t->answers[i];
@@ -347,13 +366,14 @@ static pid_t tgid_of(int dirfd)
 }
 
 static struct thread *new_thread(struct vsfuse_cache *c, pid_t tid,
-				 int dirfd)
+				 int dirfd, unsigned int word)
 {
 	struct thread *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
 	t->tid = tid;
+	t->word = word;
 	t->tgid = tgid_of(dirfd);
 	t->syscall_fd = openat(dirfd, "syscall", O_RDONLY | O_CLOEXEC);
 	if (t->tgid <= 0 || t->syscall_fd < 0) {
@@ -366,8 +386,8 @@ static struct thread *new_thread(struct vsfuse_cache *c, pid_t tid,
 }
 
 void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
-		      uint64_t link, ssize_t len, const char *target,
-		      uint64_t stamp)
+		      unsigned int word, uint64_t link, ssize_t len,
+		      const char *target, uint64_t stamp)
 {
 	struct thread *t, *fresh = NULL;
 	struct answer *a;
@@ -389,7 +409,7 @@ void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
 			forget_all(c);
 		/* the record's descriptors: /proc reads, not under the lock */
 		pthread_mutex_unlock(&c->lock);
-		fresh = new_thread(c, tid, dirfd);
+		fresh = new_thread(c, tid, dirfd, word);
 		pthread_mutex_lock(&c->lock);
 		drain(c);
 		if (!fresh || c->events != stamp || (t = find(c, tid)))

@@ -12,7 +12,7 @@ struct vsfuse_cache;
 
 /* vsfuse_cache_get()'s answers that are not a length or a -errno */
 #define VSFUSE_CACHE_MISS (-100000)	/* nothing cached: compute it */
-#define VSFUSE_CACHE_BYPASS (-100001)	/* in execve: compute, keep nothing */
+#define VSFUSE_CACHE_BYPASS (-100001)	/* maybe in execve: compute, keep nothing */
 
 /* 0, or -errno when exec and exit events cannot be had: then no cache. */
 int vsfuse_cache_new(struct vsfuse_cache **c);
@@ -26,10 +26,12 @@ ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
 			 char *out, size_t size, uint64_t *stamp);
 /*
  * Remembers an answer computed from /proc/TID (dirfd) after a get that
- * returned VSFUSE_CACHE_MISS with stamp; len is a length or a -errno.
+ * returned VSFUSE_CACHE_MISS with stamp; len is a length or a -errno; word
+ * the caller's word size (vsfuse_caller).  Only for answers that hold
+ * until the thread's next execve: never one made in doubt or in execve.
  */
 void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
-		      uint64_t link, ssize_t len, const char *target,
-		      uint64_t stamp);
+		      unsigned int word, uint64_t link, ssize_t len,
+		      const char *target, uint64_t stamp);
 
 #endif /* VSFUSE_CACHE_H */

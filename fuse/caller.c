@@ -1,33 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * caller.c - who is asking: a FUSE request's process, seen through /proc.
+ * caller.c - who is asking: a FUSE request's thread, seen through /proc.
  *
- * The kernel tells us the thread id of the caller.  Through /proc/PID we
- * learn its exec-time environment (environ), whether it was started with
- * AT_SECURE (auxv) and, while it is inside execve(2), the envp that execve
- * was given (syscall + mem), which decides per SPEC section 3.
+ * The kernel tells us the thread id of the caller.  Through /proc/TID we
+ * learn whether it was started with AT_SECURE (auxv, in the program's own
+ * word size, from stat), whether it is inside execve(2) in any ABI of the
+ * machine (syscall) and, if so, which part of execve is walking (stack).
+ * Those are kernel data: reading them never waits on the caller.  Its
+ * environment, exec-time (environ) or execve's envp (mem), is its own
+ * memory, which it can make block: reader.c reads that, under a deadline.
  *
- * Every file is opened relative to one O_PATH descriptor of /proc/PID, so a
- * pid that dies and is reused half-way cannot mix two processes' answers.
- * None of these reads walks a path through our own mount.
+ * Failing closed (docs/SPEC.md, "Secure-exec processes"): on a mount that
+ * serves other users, anything that cannot be told (an unreadable /proc
+ * file, an unknown ABI, an unexpected stack, a caller still running at the
+ * deadline) resolves as for a secure-exec process.  A mount that serves
+ * only its owner cannot be on a privileged program's loader path, so there
+ * doubt falls back to the caller's own environment.
+ *
+ * Every file is opened relative to one O_PATH descriptor of /proc/TID, so
+ * a thread that dies and whose id is reused half-way cannot mix two
+ * processes' answers.  None of these reads walks a path through our mount.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "vsfuse.h"
-
-#define NR_EXECVE 59		/* x86-64 numbers, as /proc/PID/syscall shows */
-#define NR_EXECVEAT 322
-#define SCAN_CHUNK 4096
-#define ARG_STRLEN_MAX (32 * 4096)	/* the kernel's MAX_ARG_STRLEN */
-#define ENVP_MAX (1 << 20)		/* bound on envp[] entries we read */
 
 /* Reads a small /proc file whole; -errno if it cannot be read. */
 static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size)
@@ -46,128 +51,297 @@ static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size)
 	return n;
 }
 
-/* AT_SECURE from /proc/PID/auxv; an unreadable auxv counts as secure. */
-static bool caller_secure(int dirfd)
+/*
+ * The word size of the caller's program, from where its stack started
+ * (stat's 28th field): a 32-bit program's (ia32, x32, any compat program)
+ * starts below 4 GiB, a 64-bit one never does.  The field reads 1 when we
+ * may not see it, 0 for a thread without memory: 0 then.
+ */
+static unsigned int word_size(int dirfd)
 {
-	unsigned long auxv[2 * 64];
-	ssize_t n = read_small(dirfd, "auxv", (char *)auxv, sizeof(auxv));
-	size_t i;
+	char buf[1024], *p;
+	unsigned long long start_stack;
+	int field;
+
+	if (read_small(dirfd, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');		/* the command name may hold anything */
+	if (!p)
+		return 0;
+	for (field = 2; field < 28 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &start_stack) != 1 || start_stack <= 1)
+		return 0;
+	return start_stack >> 32 ? 8 : 4;
+}
+
+/* AT_SECURE from /proc/TID/auxv: 1, 0, or -1 when it cannot be told. */
+static int auxv_secure(int dirfd, unsigned int word)
+{
+	char auxv[1024];
+	ssize_t n = read_small(dirfd, "auxv", auxv, sizeof(auxv));
+	int secure;
 
 	if (n < 0)
-		return true;
-	for (i = 0; i + 1 < (size_t)n / sizeof(auxv[0]); i += 2) {
-		if (auxv[i] == AT_NULL)
-			break;
-		if (auxv[i] == AT_SECURE)
-			return auxv[i + 1] != 0;
-	}
-	return false;
+		return -1;
+	secure = varsym_auxv_secure(auxv, n, word);
+	return secure < 0 ? -1 : secure;
 }
 
 /*
- * What the thread is blocked in, from its /proc/TID/syscall (syscall_fd);
- * *envp is execve's envp when it is execve.
- *
- * The file says "running" while the thread is on a CPU, and a caller whose
- * request we have just read may not yet have gone to sleep waiting for our
- * answer.  Taking "running" for "not in execve" would let the environment
- * of the old program choose a setuid program's loader, so we wait for the
- * caller to sleep, which it does as soon as it has queued the request: a
- * few yields, then 50 us naps, about 100 ms in all.
+ * The execve system calls of the machine's ABIs, as /proc/TID/syscall
+ * shows them.  On x86 every daemon may meet all three ABIs (a 64-bit
+ * process can use the 32-bit entry, int $0x80): ia32's 11 is also
+ * x86-64's munmap, which never walks a path, so it counts as execve.
+ * Elsewhere the build's own numbers hold for callers of the daemon's own
+ * word size; other callers' ABIs are unknown (vsfuse_execve_call).
  */
-enum vsfuse_blocked vsfuse_blocked_in(int syscall_fd, uint64_t *envp)
+#define X32_BIT 0x40000000L
+static const struct vsfuse_execve_call {
+	long nr;
+	unsigned char envp_arg;		/* which argument is envp */
+	unsigned char ptr_size;		/* 0: the caller's word size */
+} execve_calls[] = {
+#if defined(__x86_64__) || defined(__i386__)
+	{ 59, 2, 8 }, { 322, 3, 8 },			/* x86-64 */
+	{ 11, 2, 4 }, { 358, 3, 4 },			/* ia32 */
+	{ X32_BIT | 520, 2, 4 }, { X32_BIT | 545, 3, 4 },	/* x32 */
+#else
+	{ SYS_execve, 2, 0 }, { SYS_execveat, 3, 0 },
+#endif
+};
+
+/**
+ * vsfuse_execve_call - is system call nr an execve, for a caller of word?
+ *
+ * Return: 1 and *envp_arg, *ptr_size when it is; 0 when it is not; -1 when
+ * the caller's ABI is not one this build knows (then it could be).
+ */
+int vsfuse_execve_call(long nr, unsigned int word, unsigned int *envp_arg,
+		       unsigned int *ptr_size)
 {
-	const struct timespec nap = { .tv_nsec = 50000 };
+	size_t i;
+
+#if !defined(__x86_64__) && !defined(__i386__)
+	if (word != sizeof(long))
+		return -1;
+#endif
+	for (i = 0; i < sizeof(execve_calls) / sizeof(execve_calls[0]); i++) {
+		if (execve_calls[i].nr != nr)
+			continue;
+		*envp_arg = execve_calls[i].envp_arg;
+		*ptr_size = execve_calls[i].ptr_size ?: word;
+		return 1;
+	}
+	return 0;
+}
+
+/**
+ * vsfuse_syscall_parse - what /proc/TID/syscall says
+ * @line: its text
+ * @word: the caller's word size
+ * @envp: execve's envp, when in execve
+ * @ptr_size: the size of its pointers
+ *
+ * The file says "running" while the thread is on a CPU (as a caller may be
+ * for a moment after its request reached us), "NR ARG0..ARG5 SP PC" in a
+ * system call, "-1 SP PC" outside one.
+ */
+enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
+				    uint64_t *envp, unsigned int *ptr_size)
+{
 	unsigned long long a[6];
-	char line[256];
-	int tries;
+	unsigned int arg;
 	long nr;
 
-	for (tries = 0; tries < 2000; tries++) {
-		ssize_t n = pread(syscall_fd, line, sizeof(line) - 1, 0);
+	if (!strncmp(line, "running", 7))
+		return VSFUSE_IN_RUNNING;
+	if (sscanf(line, "%ld", &nr) != 1)
+		return VSFUSE_IN_UNKNOWN;
+	if (nr == -1)
+		return VSFUSE_IN_OTHER;
+	switch (vsfuse_execve_call(nr, word, &arg, ptr_size)) {
+	case 0:
+		return VSFUSE_IN_OTHER;
+	case 1:
+		break;
+	default:
+		return VSFUSE_IN_UNKNOWN;
+	}
+	if (sscanf(line, "%ld %llx %llx %llx %llx %llx %llx", &nr, &a[0],
+		   &a[1], &a[2], &a[3], &a[4], &a[5]) != 7)
+		return VSFUSE_IN_UNKNOWN;
+	*envp = a[arg];
+	return VSFUSE_IN_EXECVE;
+}
 
-		if (n <= 0)
-			return VSFUSE_BLOCKED_GONE;
+static bool past(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > deadline->tv_sec ||
+	       (now.tv_sec == deadline->tv_sec &&
+		now.tv_nsec >= deadline->tv_nsec);
+}
+
+/*
+ * What the thread is in.  A caller still "running" is on its way to sleep
+ * on our answer: wait for it, yielding then napping 50 us, until the
+ * deadline.  Taking "running" for "not in execve" would let the old
+ * program's environment choose a setuid program's loader.
+ */
+static enum vsfuse_in syscall_of(int dirfd, unsigned int word, uint64_t *envp,
+				 unsigned int *ptr_size,
+				 const struct timespec *deadline)
+{
+	const struct timespec nap = { .tv_nsec = 50000 };
+	char line[256];
+	enum vsfuse_in in;
+	int fd, tries;
+
+	fd = openat(dirfd, "syscall", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return VSFUSE_IN_UNKNOWN;	/* gone, or not ours to read */
+	for (tries = 0;; tries++) {
+		ssize_t n = pread(fd, line, sizeof(line) - 1, 0);
+
+		if (n <= 0) {
+			in = VSFUSE_IN_UNKNOWN;
+			break;
+		}
 		line[n] = '\0';
-		if (strncmp(line, "running", 7))
+		in = vsfuse_syscall_parse(line, word, envp, ptr_size);
+		if (in != VSFUSE_IN_RUNNING || past(deadline))
 			break;
 		if (tries < 100)
 			sched_yield();
 		else
 			nanosleep(&nap, NULL);
 	}
-	if (tries == 2000)
-		return VSFUSE_BLOCKED_UNKNOWN;
-	if (sscanf(line, "%ld %llx %llx %llx %llx %llx %llx", &nr, &a[0],
-		   &a[1], &a[2], &a[3], &a[4], &a[5]) != 7 ||
-	    (nr != NR_EXECVE && nr != NR_EXECVEAT))
-		return VSFUSE_BLOCKED_OTHER;	/* also "-1 SP PC": no call */
-	*envp = nr == NR_EXECVE ? a[2] : a[3];
-	return VSFUSE_BLOCKED_EXECVE;
+	close(fd);
+	return in;
 }
 
-/*
- * Which part of execve(2) is walking the path, from the kernel stack (root
- * only).  The interpreter of an ELF binary (its dynamic loader) or of a
- * binfmt_misc entry is loaded into the new program, which may be setuid:
- * that walk must not follow the caller's choice.
- */
-enum exec_phase { PHASE_PROGRAM, PHASE_LOADER, PHASE_UNKNOWN };
-
-static enum exec_phase exec_phase(int dirfd)
+/* A frame's function name, without its offset or a compiler suffix. */
+static size_t frame_name(const char *line, const char **name)
 {
-	char stack[4096];
+	const char *p = strstr(line, "] "), *end;
+
+	if (!p)
+		return 0;
+	*name = p + 2;
+	end = *name + strcspn(*name, "+.\n ");
+	return end - *name;
+}
+
+static bool frame_is(const char *name, size_t len, const char *want)
+{
+	return len == strlen(want) && !memcmp(name, want, len);
+}
+
+/**
+ * vsfuse_exec_phase - which part of execve a kernel stack is walking for
+ * @stack: /proc/TID/stack, innermost frame first
+ *
+ * A walk opens a file through do_filp_open(); inside execve the function
+ * that asked for it tells which file: the program itself (bprm_execve on
+ * kernels before 6.8, alloc_bprm from 6.8, or do_execveat_common if those
+ * are inlined), or an interpreter (open_exec), whose binary format handler
+ * (a load_*() function, always called through a pointer and so always a
+ * frame) says whose: a script's #! interpreter (load_script) or a loader
+ * put into the new program (anything else).  Whatever does not match
+ * these shapes is unknown, and resolves as secure.
+ */
+enum vsfuse_phase vsfuse_exec_phase(const char *stack)
+{
+	const char *line, *next, *name;
+	bool walked = false;
+	size_t len;
+
+	for (line = stack; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			next++;
+		len = frame_name(line, &name);
+		if (!len)
+			continue;
+		if (!walked) {
+			walked = frame_is(name, len, "do_filp_open");
+			continue;
+		}
+		if (frame_is(name, len, "do_open_execat") ||
+		    frame_is(name, len, "open_exec"))
+			continue;
+		if (frame_is(name, len, "load_script"))
+			return VSFUSE_PHASE_SCRIPT;
+		if (len > 5 && !memcmp(name, "load_", 5))
+			return VSFUSE_PHASE_LOADER;
+		if (frame_is(name, len, "alloc_bprm") ||
+		    frame_is(name, len, "bprm_execve") ||
+		    frame_is(name, len, "do_execveat_common"))
+			return VSFUSE_PHASE_PROGRAM;
+		return VSFUSE_PHASE_UNKNOWN;
+	}
+	return VSFUSE_PHASE_UNKNOWN;
+}
+
+static enum vsfuse_phase exec_phase_of(int dirfd)
+{
+	char stack[8192];
 
 	if (read_small(dirfd, "stack", stack, sizeof(stack)) < 0)
-		return PHASE_UNKNOWN;
-	if (strstr(stack, "open_exec") &&
-	    (strstr(stack, "load_elf_binary") ||
-	     strstr(stack, "load_elf_fdpic_binary") ||
-	     strstr(stack, "load_misc_binary")))
-		return PHASE_LOADER;
-	return PHASE_PROGRAM;
+		return VSFUSE_PHASE_UNKNOWN;
+	return vsfuse_exec_phase(stack);
 }
 
-void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
-			bool serves_others)
+/* Doubt: secure on a mount serving others, else the caller's own. */
+static void in_doubt(struct vsfuse_caller *c, bool serves_others)
 {
-	enum vsfuse_blocked blocked = VSFUSE_BLOCKED_GONE;
-	enum exec_phase phase;
+	c->doubt = true;
+	if (serves_others)
+		c->secure = true;
+}
+
+void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t tid,
+			bool serves_others, const struct timespec *deadline)
+{
+	unsigned int ptr_size = 0;
+	enum vsfuse_phase phase;
 	uint64_t envp = 0;
 	char name[32];
-	int fd;
+	int secure;
 
-	*c = (struct vsfuse_caller){ .dirfd = -1, .memfd = -1 };
-	if (pid <= 0)		/* not in our pid namespace: nothing is set */
+	*c = (struct vsfuse_caller){ .dirfd = -1, .deadline = deadline };
+	if (tid <= 0)		/* not in our pid namespace: nothing is set */
 		return;
-	snprintf(name, sizeof(name), "%d", (int)pid);
+	snprintf(name, sizeof(name), "%d", (int)tid);
 	c->dirfd = openat(procfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (c->dirfd < 0)	/* gone already: nobody reads our answer */
+	if (c->dirfd < 0) {	/* gone: nobody reads our answer */
+		c->doubt = c->secure = true;
 		return;
-	c->secure = caller_secure(c->dirfd);
-	if (c->secure)
-		return;
-	c->source = VSFUSE_ENV_ENVIRON;
-	fd = openat(c->dirfd, "syscall", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		blocked = vsfuse_blocked_in(fd, &envp);
-		close(fd);
 	}
-	/*
-	 * A mount that serves only its owner cannot sit on a setuid program's
-	 * loader path; one that serves everyone must assume the worst when it
-	 * cannot tell whether this is execve, and which part of it.
-	 */
-	if (blocked == VSFUSE_BLOCKED_UNKNOWN && serves_others) {
+	c->word = word_size(c->dirfd);
+	secure = c->word ? auxv_secure(c->dirfd, c->word) : -1;
+	if (secure) {		/* AT_SECURE, or not ours to inspect */
 		c->secure = true;
+		c->doubt = secure < 0;
 		return;
 	}
-	if (blocked != VSFUSE_BLOCKED_EXECVE)
+	c->source = VSFUSE_ENV_ENVIRON;
+	switch (syscall_of(c->dirfd, c->word, &envp, &ptr_size, deadline)) {
+	case VSFUSE_IN_OTHER:
 		return;
-	c->in_execve = true;
-	phase = exec_phase(c->dirfd);
-	if (phase == PHASE_LOADER ||
-	    (phase == PHASE_UNKNOWN && serves_others)) {
+	case VSFUSE_IN_EXECVE:
+		break;
+	default:		/* unreadable, unknown ABI, still running */
+		in_doubt(c, serves_others);
+		return;
+	}
+	c->in_execve = true;	/* the answer holds for this walk only */
+	phase = exec_phase_of(c->dirfd);
+	if (phase != VSFUSE_PHASE_PROGRAM && phase != VSFUSE_PHASE_SCRIPT &&
+	    serves_others) {
 		c->secure = true;
 		return;
 	}
@@ -175,98 +349,38 @@ void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
 		c->source = VSFUSE_ENV_NONE;
 		return;
 	}
-	c->memfd = openat(c->dirfd, "mem", O_RDONLY | O_CLOEXEC);
-	if (c->memfd < 0)	/* fall back to the exec-time environment */
-		return;
-	c->envp = envp;
 	c->source = VSFUSE_ENV_ENVP;
+	c->envp = envp;
+	c->envp_ptr_size = ptr_size;
 }
 
 void vsfuse_caller_close(struct vsfuse_caller *c)
 {
-	if (c->memfd >= 0)
-		close(c->memfd);
 	if (c->dirfd >= 0)
 		close(c->dirfd);
-	c->memfd = c->dirfd = -1;
-}
-
-/* Feeds the exec-time environment, /proc/PID/environ, to the scanner. */
-static void scan_environ(const struct vsfuse_caller *c,
-			 struct varsym_env_scan *s)
-{
-	char chunk[SCAN_CHUNK];
-	int fd = openat(c->dirfd, "environ", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		if (varsym_env_scan_feed(s, chunk, n))
-			break;
-	close(fd);
-}
-
-/* Feeds one NUL-terminated string of the caller's memory to the scanner. */
-static bool scan_string(int memfd, uint64_t addr, struct varsym_env_scan *s)
-{
-	char chunk[256];
-	size_t total = 0;
-
-	while (total < ARG_STRLEN_MAX) {
-		/* stay inside one page: the next one may not be mapped */
-		size_t room = 4096 - (addr & 4095);
-		ssize_t n = pread(memfd, chunk,
-				  room < sizeof(chunk) ? room : sizeof(chunk),
-				  (off_t)addr);
-		char *nul;
-
-		if (n <= 0)
-			break;
-		nul = memchr(chunk, '\0', n);
-		if (nul)
-			return varsym_env_scan_feed(s, chunk, nul - chunk + 1);
-		if (varsym_env_scan_feed(s, chunk, n))
-			return true;
-		addr += n;
-		total += n;
-	}
-	/* unreadable or endless: this entry does not count, nor any after */
-	varsym_env_scan_cut(s);
-	return true;
-}
-
-/* Feeds the strings of the envp[] array given to execve(2). */
-static void scan_envp(const struct vsfuse_caller *c,
-		      struct varsym_env_scan *s)
-{
-	uint64_t ptrs[64], addr = c->envp;
-	size_t count = 0;
-
-	while (count < ENVP_MAX) {
-		ssize_t n = pread(c->memfd, ptrs, sizeof(ptrs), (off_t)addr);
-		size_t i;
-
-		if (n < (ssize_t)sizeof(ptrs[0]))
-			return;
-		for (i = 0; i < n / sizeof(ptrs[0]); i++, count++) {
-			if (!ptrs[i] || scan_string(c->memfd, ptrs[i], s))
-				return;
-		}
-		addr += (n / sizeof(ptrs[0])) * sizeof(ptrs[0]);
-	}
+	c->dirfd = -1;
 }
 
 ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 		      char *buf, size_t size)
 {
-	const struct vsfuse_caller *c = ctx;
-	struct varsym_env_scan s;
+	struct vsfuse_caller *c = ctx;
+	ssize_t n;
 
-	varsym_env_scan_init(&s, name, name_len, buf, size);
-	if (c->source == VSFUSE_ENV_ENVP)
-		scan_envp(c, &s);
-	else if (c->source == VSFUSE_ENV_ENVIRON)
-		scan_environ(c, &s);
-	return varsym_env_scan_result(&s);
+	if (c->source == VSFUSE_ENV_NONE)
+		return -ENOENT;
+	n = vsfuse_reader_getenv(c->reader, c, name, name_len, buf, size);
+	/*
+	 * /proc/TID/mem is closed to us (not root, or an LSM): the program's
+	 * own path and a script's interpreter then follow the exec-time
+	 * environment, the caller's own choice as much as its envp.
+	 */
+	if (n == -EPERM && c->source == VSFUSE_ENV_ENVP) {
+		c->source = VSFUSE_ENV_ENVIRON;
+		n = vsfuse_reader_getenv(c->reader, c, name, name_len, buf,
+					 size);
+	}
+	if (n == -ETIMEDOUT)
+		c->timed_out = true;
+	return n;
 }

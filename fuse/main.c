@@ -9,6 +9,7 @@
  * to libfuse, and SOURCE is accepted and ignored, as mount.fuse3 passes it.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +222,27 @@ static int add_mount_options(struct fuse_args *args, struct vsfuse *fs,
 	return 0;
 }
 
+/*
+ * A mount that serves others must tell an execve from other calls, which
+ * takes /proc/TID/syscall of its callers: Yama's ptrace_scope=3, an LSM
+ * policy or a daemon without root may forbid it.  It still works, failing
+ * closed (every process gets the default): say so once, at mount.
+ */
+static void warn_if_blind(int procfd)
+{
+	int fd = openat(procfd, "1/syscall", O_RDONLY | O_CLOEXEC);
+	char line[256];
+
+	if (fd >= 0 && read(fd, line, sizeof(line)) >= 0) {
+		close(fd);
+		return;
+	}
+	fprintf(stderr, "varsymfs: cannot read other processes' /proc/PID/syscall (%s): every process will get the default (Yama ptrace_scope=3, an LSM, or not root; see varsymfs(8))\n",
+		strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Our options out of args, the rest left for libfuse; 0 or -1. */
 static int parse_args(struct fuse_args *args, struct vsfuse *fs,
 		      struct cmdline *cl)
@@ -280,6 +302,8 @@ int main(int argc, char *argv[])
 		perror("varsymfs: /proc");
 		goto out_free_opts;
 	}
+	if (fs.serves_others)
+		warn_if_blind(fs.procfd);
 	if (vsfuse_fs_init(&fs, geteuid(), getegid())) {
 		perror("varsymfs");
 		goto out_close_proc;
@@ -315,6 +339,8 @@ int main(int argc, char *argv[])
 		ret = fuse_session_loop_mt(se, config);
 		fuse_loop_cfg_destroy(config);
 	}
+	/* answer what the workers still hold while the session exists */
+	vsfuse_fs_finish(&fs);
 out_unmount:
 	fuse_session_unmount(se);
 out_remove_handlers:

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vsfuse.h - the FUSE implementation of varsymfs: shared declarations.
+ * vsfuse.h - the FUSE implementation of varsymfs: the caller of a request
+ * (caller.c) and the reader of its memory (reader.c).
  */
 #ifndef VSFUSE_H
 #define VSFUSE_H
@@ -8,38 +9,83 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "varsym.h"
 
-/* The process behind one request (caller.c). */
+struct vsfuse_reader;
+
+/* Which environment a caller's variables come from. */
 enum vsfuse_env_source {
 	VSFUSE_ENV_NONE,	/* every variable unset */
-	VSFUSE_ENV_ENVIRON,	/* /proc/PID/environ: the exec-time one */
-	VSFUSE_ENV_ENVP,	/* execve's envp, through /proc/PID/mem */
+	VSFUSE_ENV_ENVIRON,	/* /proc/TID/environ: the exec-time one */
+	VSFUSE_ENV_ENVP,	/* execve's envp, through /proc/TID/mem */
 };
 
+/* The thread behind one request. */
 struct vsfuse_caller {
-	int dirfd;		/* O_PATH /proc/PID, -1 when none */
-	int memfd;		/* /proc/PID/mem while in execve, else -1 */
+	int dirfd;		/* O_PATH /proc/TID, -1 when none */
 	enum vsfuse_env_source source;
 	uint64_t envp;		/* execve's envp[] in the caller */
+	unsigned int envp_ptr_size;	/* 4 or 8: its pointers' size */
+	unsigned int word;	/* the caller's word size: 4, 8, 0 unknown */
 	bool in_execve;		/* the answer holds for this walk only */
-	bool secure;		/* AT_SECURE, or an exec's loader walk */
+	bool doubt;		/* could not tell: never keep the answer */
+	bool secure;		/* AT_SECURE, a loader's walk, or doubt */
+	bool timed_out;		/* a read missed the deadline */
+	uid_t uid;		/* the request's: readers are counted by it */
+	const struct timespec *deadline;	/* CLOCK_MONOTONIC */
+	struct vsfuse_reader *reader;		/* reads its memory */
 };
 
-void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t pid,
-			bool serves_others);
-/* What a caller's thread is blocked in (caller.c), from /proc/TID/syscall. */
-enum vsfuse_blocked {
-	VSFUSE_BLOCKED_GONE,	/* the thread has exited */
-	VSFUSE_BLOCKED_UNKNOWN,	/* still on a CPU after a long wait */
-	VSFUSE_BLOCKED_OTHER,	/* in another system call, or in none */
-	VSFUSE_BLOCKED_EXECVE,	/* in execve(2) or execveat(2) */
+/* What /proc/TID/syscall says the thread is in. */
+enum vsfuse_in {
+	VSFUSE_IN_RUNNING,	/* on a CPU: it cannot say yet */
+	VSFUSE_IN_OTHER,	/* another system call, or none */
+	VSFUSE_IN_EXECVE,	/* execve(2) or execveat(2), any ABI */
+	VSFUSE_IN_UNKNOWN,	/* unreadable, unparsable, an unknown ABI */
 };
-enum vsfuse_blocked vsfuse_blocked_in(int syscall_fd, uint64_t *envp);
+
+/* Which part of execve a walk belongs to, from the kernel stack. */
+enum vsfuse_phase {
+	VSFUSE_PHASE_PROGRAM,	/* the program's own path */
+	VSFUSE_PHASE_SCRIPT,	/* a script's #! interpreter */
+	VSFUSE_PHASE_LOADER,	/* an interpreter loaded into the program */
+	VSFUSE_PHASE_UNKNOWN,
+};
+
+/*
+ * Fills c for the thread tid; /proc reads of kernel data only, bounded by
+ * deadline.  serves_others: the mount serves every user (doubt = secure).
+ */
+void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t tid,
+			bool serves_others, const struct timespec *deadline);
 void vsfuse_caller_close(struct vsfuse_caller *c);
-/* The core's getenv() for a caller opened above. */
+/* The core's getenv() for an opened caller with a reader. */
 ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 		      char *buf, size_t size);
+
+int vsfuse_execve_call(long nr, unsigned int word, unsigned int *envp_arg,
+		       unsigned int *ptr_size);
+enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
+				    uint64_t *envp, unsigned int *ptr_size);
+enum vsfuse_phase vsfuse_exec_phase(const char *stack);
+
+/*
+ * reader.c: a process that reads a caller's memory for us, killed when it
+ * misses the deadline (it may be blocked on memory the caller controls).
+ */
+int vsfuse_reader_new(struct vsfuse_reader **r);
+void vsfuse_reader_free(struct vsfuse_reader *r);
+/*
+ * The value of a variable of c's environment (c->source: environ or
+ * envp), as the core's getenv() returns it, or -EPERM when /proc/TID/mem
+ * may not be read, -ETIMEDOUT when the reader missed c->deadline.
+ */
+ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
+			     const struct vsfuse_caller *c, const char *name,
+			     size_t name_len, char *buf, size_t size);
+/* Whether a reader still runs that was given up on for uid's caller. */
+bool vsfuse_reader_stuck_for(uid_t uid);
 
 #endif /* VSFUSE_H */

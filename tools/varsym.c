@@ -39,8 +39,8 @@
 #endif
 
 /* The interface both implementations give: see docs/SEMANTICS.md. */
-#define XATTR_TEMPLATE "system.varsym_template"
-#define XATTR_OPTIONS "system.varsym_options"
+#define XATTR_TEMPLATE VARSYM_XATTR_TEMPLATE
+#define XATTR_OPTIONS VARSYM_XATTR_OPTIONS
 
 #define MAX_LINKS 40		/* the kernel's MAXSYMLINKS */
 #define DETAIL 4		/* extra indent of a variant link's details */

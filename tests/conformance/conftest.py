@@ -267,11 +267,18 @@ def universes(public_dir):
     return roots
 
 
-def built_with_asan(path):
-    """Whether the program at path carries AddressSanitizer (which takes
-    memory it does not give back, and wants to be loaded first)."""
+def sanitizer_of(path):
+    """The sanitizer the program at path carries: "AddressSanitizer" (which
+    takes memory it does not give back, and wants to be loaded first),
+    "ThreadSanitizer" (whose shadow memory grows with the program's), or
+    None; neither runs under valgrind."""
     with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
+        text = f.read()
+    if b"__asan_init" in text:
+        return "AddressSanitizer"
+    if b"__tsan_init" in text:
+        return "ThreadSanitizer"
+    return None
 
 
 def make_public(path):

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import Failed, built_with_asan, mounted_at, run
+from conftest import Failed, mounted_at, run, sanitizer_of
 
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 
@@ -68,8 +68,9 @@ def test_daemon_memory_stays_flat(impl, build, varsymfs, probe, long_form):
     follows by processes that come and go (each a new cache entry)."""
     if impl != "fuse":
         pytest.skip("the FUSE daemon's memory")
-    if built_with_asan(os.path.join(build, "varsymfs")):
-        pytest.skip("AddressSanitizer keeps freed memory in quarantine")
+    sanitizer = sanitizer_of(os.path.join(build, "varsymfs"))
+    if sanitizer:
+        pytest.skip(f"{sanitizer} keeps memory of its own")
     m = varsymfs("UNIVERSE")
     batch = lambda n: wrong_answers(
         loaders(probe, m.link, 16, n, lambda i: f"/u{i}"), timeout=1800)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import built_with_asan, mounted_at, run
+from conftest import mounted_at, run, sanitizer_of
 
 pytestmark = pytest.mark.skipif(not shutil.which("valgrind"),
                                 reason="valgrind is not installed")
@@ -42,8 +42,9 @@ def stop(p, where):
 def test_no_leak_no_error(impl, build, probe, public_dir, options):
     if impl != "fuse":
         pytest.skip("the FUSE daemon")
-    if built_with_asan(os.path.join(build, "varsymfs")):
-        pytest.skip("a daemon built with AddressSanitizer: no valgrind")
+    sanitizer = sanitizer_of(os.path.join(build, "varsymfs"))
+    if sanitizer:
+        pytest.skip(f"a daemon built with {sanitizer}: no valgrind")
     where = tempfile.mkdtemp(dir=public_dir)
     log = os.path.join(public_dir, "valgrind.log")
     p = daemon_under_valgrind(build, options, where, log)

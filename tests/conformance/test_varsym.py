@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from conftest import built_with_asan, run
+from conftest import run, sanitizer_of
 
 PATH = {"PATH": "/usr/bin:/bin"}
 PERL = "${PERL_VERSION:-5.22.1}"
@@ -328,7 +328,7 @@ def test_warning_when_readlink_disagrees(varsym, perl, root, public_dir):
     cc = shutil.which("cc", path="/usr/bin:/bin")
     if not cc:
         pytest.skip("no C compiler for the preloaded library")
-    if built_with_asan(varsym):
+    if sanitizer_of(varsym) == "AddressSanitizer":
         pytest.skip("AddressSanitizer must come first: no LD_PRELOAD")
     src = os.path.join(public_dir, "pre.c")
     lib = os.path.join(public_dir, "pre.so")

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dir.c - the directory of variant links of one FUSE mount.
+ *
+ *  - seed mode: one link, "resolve", whose target is the mount's variable;
+ *    the directory never changes;
+ *  - template mode: links made by symlink(2), each with its template, in a
+ *    flat directory its owner changes with symlink, unlink and rename, as
+ *    on tmpfs.
+ *
+ * An unlinked link stays, as an orphan, until the kernel forgets it.
+ * Locking: d->lock protects the lists, every node's name, lookup count and
+ * attributes, and the directory's own attributes (dir.h).
+ */
+#define _GNU_SOURCE
+#define FUSE_USE_VERSION 312
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dir.h"
+
+static struct timespec now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts;
+}
+
+/* Under d->lock. */
+static struct vsfuse_node *find_name(struct vsfuse_dir *d, const char *name)
+{
+	struct vsfuse_node *n;
+
+	for (n = d->nodes; n; n = n->next)
+		if (!strcmp(n->name, name))
+			return n;
+	return NULL;
+}
+
+static struct vsfuse_node *new_node(struct vsfuse_dir *d, const char *name,
+				    const char *template, uid_t uid, gid_t gid)
+{
+	struct vsfuse_node *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->name = strdup(name);
+	n->template_len = template ? strlen(template) : 0;
+	n->template = template ? strdup(template) : NULL;
+	if (!n->name || (template && !n->template)) {
+		free(n->name);
+		free(n->template);
+		free(n);
+		return NULL;
+	}
+	n->st_ino = d->next_ino++;
+	n->uid = uid;
+	n->gid = gid;
+	n->atime = n->mtime = n->ctime = now();
+	return n;
+}
+
+static void free_node(struct vsfuse_node *n)
+{
+	free(n->name);
+	free(n->template);
+	free(n);
+}
+
+/* Takes n out of the directory; under d->lock. */
+static void unlink_node(struct vsfuse_dir *d, struct vsfuse_node *n)
+{
+	struct vsfuse_node **p;
+
+	for (p = &d->nodes; *p; p = &(*p)->next) {
+		if (*p == n) {
+			*p = n->next;
+			break;
+		}
+	}
+	free(n->name);
+	n->name = NULL;
+	n->ctime = now();
+	if (!n->nlookup) {
+		free_node(n);
+		return;
+	}
+	n->next = d->orphans;
+	d->orphans = n;
+}
+
+static void touch(struct vsfuse_dir *d)
+{
+	d->mtime = d->ctime = now();
+}
+
+int vsfuse_dir_init(struct vsfuse_dir *d, const struct varsym_opts *o,
+		    uid_t uid, gid_t gid)
+{
+	memset(d, 0, sizeof(*d));
+	d->next_ino = FUSE_ROOT_ID + 1;
+	d->atime = d->mtime = d->ctime = now();
+	if (pthread_rwlock_init(&d->lock, NULL))
+		return -1;
+	if (varsym_opts_seed_mode(o)) {
+		d->mode = VARSYM_SEED_ROOT_MODE;
+		d->uid = uid;
+		d->gid = gid;
+		d->nodes = new_node(d, VARSYM_SEED_LINK_NAME, NULL, uid, gid);
+		return d->nodes ? 0 : -1;
+	}
+	d->mode = o->mode;
+	d->uid = o->given & VARSYM_OPT_UID ? o->uid : uid;
+	d->gid = o->given & VARSYM_OPT_GID ? o->gid : gid;
+	return 0;
+}
+
+void vsfuse_dir_destroy(struct vsfuse_dir *d)
+{
+	struct vsfuse_node *lists[] = { d->nodes, d->orphans }, *n, *next;
+	size_t i;
+
+	/* the session is over: the kernel knows no node any more */
+	for (i = 0; i < 2; i++) {
+		for (n = lists[i]; n; n = next) {
+			next = n->next;
+			free_node(n);
+		}
+	}
+	d->nodes = d->orphans = NULL;
+	pthread_rwlock_destroy(&d->lock);
+}
+
+struct vsfuse_node *vsfuse_dir_lookup(struct vsfuse_dir *d, const char *name)
+{
+	struct vsfuse_node *n;
+
+	pthread_rwlock_wrlock(&d->lock);
+	n = find_name(d, name);
+	if (n)
+		n->nlookup++;
+	pthread_rwlock_unlock(&d->lock);
+	return n;
+}
+
+bool vsfuse_dir_has(struct vsfuse_dir *d, const char *name)
+{
+	bool found;
+
+	pthread_rwlock_rdlock(&d->lock);
+	found = find_name(d, name);
+	pthread_rwlock_unlock(&d->lock);
+	return found;
+}
+
+void vsfuse_dir_forget(struct vsfuse_dir *d, struct vsfuse_node *n,
+		       uint64_t nlookup)
+{
+	struct vsfuse_node **p;
+
+	pthread_rwlock_wrlock(&d->lock);
+	n->nlookup -= nlookup;
+	if (!n->nlookup && !n->name) {
+		for (p = &d->orphans; *p != n; p = &(*p)->next)
+			;
+		*p = n->next;
+		free_node(n);
+	}
+	pthread_rwlock_unlock(&d->lock);
+}
+
+int vsfuse_dir_symlink(struct vsfuse_dir *d, const char *name,
+		       const char *template, uid_t uid, gid_t gid,
+		       struct vsfuse_node **out)
+{
+	struct vsfuse_node *n, **p;
+	int err = 0;
+
+	pthread_rwlock_wrlock(&d->lock);
+	if (find_name(d, name)) {
+		err = -EEXIST;
+	} else if (!(n = new_node(d, name, template, uid, gid))) {
+		err = -ENOMEM;
+	} else {
+		for (p = &d->nodes; *p; p = &(*p)->next)
+			;
+		*p = n;
+		n->nlookup = 1;
+		touch(d);
+		*out = n;
+	}
+	pthread_rwlock_unlock(&d->lock);
+	return err;
+}
+
+int vsfuse_dir_unlink(struct vsfuse_dir *d, const char *name)
+{
+	struct vsfuse_node *n;
+
+	pthread_rwlock_wrlock(&d->lock);
+	n = find_name(d, name);
+	if (n) {
+		unlink_node(d, n);
+		touch(d);
+	}
+	pthread_rwlock_unlock(&d->lock);
+	return n ? 0 : -ENOENT;
+}
+
+static int rename_locked(struct vsfuse_dir *d, const char *name,
+			 const char *newname, unsigned int flags)
+{
+	struct vsfuse_node *from = find_name(d, name);
+	struct vsfuse_node *to = find_name(d, newname);
+	char *swap;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	if (!from || ((flags & RENAME_EXCHANGE) && !to))
+		return -ENOENT;
+	if (to && (flags & RENAME_NOREPLACE))
+		return -EEXIST;
+	if (from == to)
+		return 0;
+	if (flags & RENAME_EXCHANGE) {
+		swap = from->name;
+		from->name = to->name;
+		to->name = swap;
+		to->ctime = now();
+	} else {
+		swap = strdup(newname);
+		if (!swap)
+			return -ENOMEM;
+		if (to)
+			unlink_node(d, to);
+		free(from->name);
+		from->name = swap;
+	}
+	from->ctime = now();
+	touch(d);
+	return 0;
+}
+
+int vsfuse_dir_rename(struct vsfuse_dir *d, const char *name,
+		      const char *newname, unsigned int flags)
+{
+	int err;
+
+	pthread_rwlock_wrlock(&d->lock);
+	err = rename_locked(d, name, newname, flags);
+	pthread_rwlock_unlock(&d->lock);
+	return err;
+}
+
+void vsfuse_dir_root_attr(struct vsfuse_dir *d, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = FUSE_ROOT_ID;
+	st->st_nlink = 2;
+	pthread_rwlock_rdlock(&d->lock);
+	st->st_mode = S_IFDIR | d->mode;
+	st->st_uid = d->uid;
+	st->st_gid = d->gid;
+	st->st_atim = d->atime;
+	st->st_mtim = d->mtime;
+	st->st_ctim = d->ctime;
+	pthread_rwlock_unlock(&d->lock);
+}
+
+/*
+ * Its size is 0: the kernel keeps one size per FUSE inode for every
+ * caller, so one caller's target length would show to others.
+ */
+void vsfuse_dir_link_attr(struct vsfuse_dir *d, const struct vsfuse_node *n,
+			  struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->st_ino;
+	st->st_mode = S_IFLNK | 0777;
+	pthread_rwlock_rdlock(&d->lock);
+	st->st_nlink = n->name ? 1 : 0;
+	st->st_uid = n->uid;
+	st->st_gid = n->gid;
+	st->st_atim = n->atime;
+	st->st_mtim = n->mtime;
+	st->st_ctim = n->ctime;
+	pthread_rwlock_unlock(&d->lock);
+}
+
+#define SETTABLE (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | \
+		  FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | \
+		  FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW | \
+		  FUSE_SET_ATTR_CTIME)
+
+static void set_time(struct timespec *t, const struct timespec *given,
+		     bool to_now, struct timespec at)
+{
+	*t = to_now ? at : *given;
+}
+
+/*
+ * Owner, group and times of links and of the directory, and the
+ * directory's mode, as on tmpfs (the kernel checks who may, from
+ * default_permissions).  Never a size, nor a link's mode.
+ */
+int vsfuse_dir_setattr(struct vsfuse_dir *d, struct vsfuse_node *n,
+		       const struct stat *attr, int to_set)
+{
+	struct timespec t = now();
+
+	if ((to_set & ~SETTABLE) || (n && (to_set & FUSE_SET_ATTR_MODE)))
+		return -EPERM;
+	pthread_rwlock_wrlock(&d->lock);
+	if (!n) {
+		if (to_set & FUSE_SET_ATTR_MODE)
+			d->mode = attr->st_mode & 07777;
+		if (to_set & FUSE_SET_ATTR_UID)
+			d->uid = attr->st_uid;
+		if (to_set & FUSE_SET_ATTR_GID)
+			d->gid = attr->st_gid;
+		if (to_set & FUSE_SET_ATTR_ATIME)
+			set_time(&d->atime, &attr->st_atim,
+				 to_set & FUSE_SET_ATTR_ATIME_NOW, t);
+		if (to_set & FUSE_SET_ATTR_MTIME)
+			set_time(&d->mtime, &attr->st_mtim,
+				 to_set & FUSE_SET_ATTR_MTIME_NOW, t);
+		d->ctime = t;
+	} else {
+		if (to_set & FUSE_SET_ATTR_UID)
+			n->uid = attr->st_uid;
+		if (to_set & FUSE_SET_ATTR_GID)
+			n->gid = attr->st_gid;
+		if (to_set & FUSE_SET_ATTR_ATIME)
+			set_time(&n->atime, &attr->st_atim,
+				 to_set & FUSE_SET_ATTR_ATIME_NOW, t);
+		if (to_set & FUSE_SET_ATTR_MTIME)
+			set_time(&n->mtime, &attr->st_mtim,
+				 to_set & FUSE_SET_ATTR_MTIME_NOW, t);
+		n->ctime = t;
+	}
+	pthread_rwlock_unlock(&d->lock);
+	return 0;
+}
+
+void vsfuse_dir_list(struct vsfuse_dir *d, off_t off,
+		     bool (*add)(void *ctx, const char *name, uint64_t st_ino,
+				 off_t next),
+		     void *ctx)
+{
+	struct vsfuse_node *n;
+
+	pthread_rwlock_rdlock(&d->lock);
+	for (n = d->nodes; n; n = n->next) {
+		off_t next = (off_t)n->st_ino + 2;
+
+		if (next > off && !add(ctx, n->name, n->st_ino, next))
+			break;
+	}
+	pthread_rwlock_unlock(&d->lock);
+}

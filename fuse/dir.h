@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dir.h - the directory of variant links of one FUSE mount (dir.c).
+ */
+#ifndef VSFUSE_DIR_H
+#define VSFUSE_DIR_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "varsym.h"
+
+/*
+ * A link.  Its FUSE inode number is its address (the node lives until the
+ * kernel forgets it); st_ino is its own, never reused.  Under the
+ * directory's lock but for st_ino and the template, which never change.
+ */
+struct vsfuse_node {
+	struct vsfuse_node *next;	/* in the directory, by st_ino */
+	uint64_t st_ino;
+	uint64_t nlookup;		/* the kernel's references */
+	char *name;			/* NULL once unlinked */
+	char *template;			/* NULL: the seed link */
+	size_t template_len;
+	uid_t uid;
+	gid_t gid;
+	struct timespec atime, mtime, ctime;
+};
+
+/*
+ * lock protects everything below: shared to read, exclusive to change
+ * (lookup counts included).
+ */
+struct vsfuse_dir {
+	pthread_rwlock_t lock;
+	struct vsfuse_node *nodes;	/* the directory's links */
+	struct vsfuse_node *orphans;	/* unlinked, still known to the kernel */
+	uint64_t next_ino;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	struct timespec atime, mtime, ctime;
+};
+
+/* Seed mode: the one link "resolve"; else empty.  0 or -1. */
+int vsfuse_dir_init(struct vsfuse_dir *d, const struct varsym_opts *o,
+		    uid_t uid, gid_t gid);
+void vsfuse_dir_destroy(struct vsfuse_dir *d);
+
+/* The link called name, its lookup count raised; or NULL. */
+struct vsfuse_node *vsfuse_dir_lookup(struct vsfuse_dir *d, const char *name);
+bool vsfuse_dir_has(struct vsfuse_dir *d, const char *name);
+/* The kernel drops nlookup references; an unlinked node then goes. */
+void vsfuse_dir_forget(struct vsfuse_dir *d, struct vsfuse_node *n,
+		       uint64_t nlookup);
+/* A new link, its lookup count 1: 0, -EEXIST or -ENOMEM. */
+int vsfuse_dir_symlink(struct vsfuse_dir *d, const char *name,
+		       const char *template, uid_t uid, gid_t gid,
+		       struct vsfuse_node **out);
+int vsfuse_dir_unlink(struct vsfuse_dir *d, const char *name);
+int vsfuse_dir_rename(struct vsfuse_dir *d, const char *name,
+		      const char *newname, unsigned int flags);
+
+void vsfuse_dir_root_attr(struct vsfuse_dir *d, struct stat *st);
+void vsfuse_dir_link_attr(struct vsfuse_dir *d, const struct vsfuse_node *n,
+			  struct stat *st);
+/* FUSE_SET_ATTR_* in to_set; n NULL for the directory itself. */
+int vsfuse_dir_setattr(struct vsfuse_dir *d, struct vsfuse_node *n,
+		       const struct stat *attr, int to_set);
+
+/*
+ * Lists the links after offset off (1 and 2 are "." and ".."; a link's is
+ * its st_ino + 2), calling add() until it returns false.
+ */
+void vsfuse_dir_list(struct vsfuse_dir *d, off_t off,
+		     bool (*add)(void *ctx, const char *name, uint64_t st_ino,
+				 off_t next),
+		     void *ctx);
+
+#endif /* VSFUSE_DIR_H */

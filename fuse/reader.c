@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * reader.c - reading a caller's environment without ever waiting on it.
+ *
+ * A caller's environment is its own memory, and it chooses what backs it:
+ * prctl(PR_SET_MM_MAP) moves the exec-time area anywhere, and execve's
+ * envp may point anywhere, for instance into a mapping of a file on the
+ * caller's own FUSE mount that never answers.  Reading such a page through
+ * /proc/TID/environ or /proc/TID/mem sleeps until that server answers, in
+ * the reading task, uninterruptibly once the server has taken the request.
+ * No check beforehand helps: another thread of the caller can remap the
+ * page between the check and the read.
+ *
+ * So the daemon never reads caller memory itself.  A reader is a child
+ * process that does, one variable at a time, and answers over a socket; a
+ * request has a deadline, and a reader that misses it is killed and
+ * replaced, the request then answered as for a secure-exec caller.  A
+ * reader that does not die at once (it sleeps uninterruptibly) is counted
+ * against the uid of the caller it was reading for: while that uid has one,
+ * its callers' reads fail at once instead of taking another reader.
+ *
+ * What a reader reads is bounded by what execve accepts (VARSYM_ENV_MAX in
+ * all, MAX_ARG_STRLEN per string): anything past that counts as absent.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vsfuse.h"
+
+#define CHUNK 4096
+#define PTR_BATCH 64
+#define STUCK_MAX 32		/* readers given up on, all uids together */
+
+struct vsfuse_reader {
+	pid_t pid;		/* 0: none running */
+	int sock;		/* our end of its socket */
+};
+
+struct request {
+	uint32_t source;	/* VSFUSE_ENV_ENVIRON or VSFUSE_ENV_ENVP */
+	uint32_t ptr_size;	/* envp's pointers: 4 or 8 */
+	uint64_t envp;
+	uint32_t size;		/* room for the value */
+	uint32_t name_len;
+	char name[VARSYM_NAME_MAX];
+};
+
+struct reply {
+	int64_t result;		/* the core's getenv() result, or -EPERM */
+	char value[VARSYM_PATH_MAX];
+};
+
+/*
+ * Readers given up on, with the uid they read for, until they are reaped.
+ * Under stuck_lock.
+ */
+static struct stuck {
+	pid_t pid;
+	uid_t uid;
+} stuck[STUCK_MAX];
+static unsigned int nstuck;
+static pthread_mutex_t stuck_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- the reader process: only system calls and the core's scanner ---- */
+
+static long arg_strlen_max(void)
+{
+	return 32 * sysconf(_SC_PAGESIZE);	/* the kernel's MAX_ARG_STRLEN */
+}
+
+/* The exec-time area, through /proc/TID/environ. */
+static void scan_environ(int dirfd, struct varsym_env_scan *s)
+{
+	char chunk[CHUNK];
+	size_t total = 0;
+	ssize_t n;
+	int fd = openat(dirfd, "environ", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	while (total < VARSYM_ENV_MAX &&
+	       (n = read(fd, chunk, sizeof(chunk))) > 0) {
+		if ((size_t)n > VARSYM_ENV_MAX - total)
+			n = VARSYM_ENV_MAX - total;
+		total += n;
+		if (varsym_env_scan_feed(s, chunk, n)) {
+			close(fd);
+			return;
+		}
+	}
+	close(fd);
+	if (total == VARSYM_ENV_MAX)	/* more would be past execve's limit */
+		varsym_env_scan_cut(s);
+}
+
+/*
+ * One string of the envp array; *budget is what execve would still accept.
+ * Returns 1 when the scanner has its answer, 0 to go on, -1 when the
+ * string does not count (unreadable, or execve would refuse it), nor any
+ * after it.
+ */
+static int scan_string(int memfd, uint64_t addr, size_t *budget,
+		       struct varsym_env_scan *s)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = 0, max = arg_strlen_max();
+	char chunk[256];
+
+	for (;;) {
+		/* stay inside one page: the next one may not be mapped */
+		size_t room = page - ((addr + len) & (page - 1));
+		ssize_t n = pread(memfd, chunk,
+				  room < sizeof(chunk) ? room : sizeof(chunk),
+				  (off_t)(addr + len));
+		char *nul;
+
+		if (n <= 0)
+			return -1;
+		nul = memchr(chunk, '\0', n);
+		if (nul)
+			n = nul - chunk + 1;
+		len += n;
+		if (len > max || len > *budget)
+			return -1;
+		if (varsym_env_scan_feed(s, chunk, n))
+			return 1;
+		if (nul) {
+			*budget -= len;
+			return 0;
+		}
+	}
+}
+
+/* execve's envp array and its strings, through /proc/TID/mem. */
+static int scan_envp(int dirfd, const struct request *q,
+		     struct varsym_env_scan *s)
+{
+	size_t budget = VARSYM_ENV_MAX, i;
+	unsigned char ptrs[PTR_BATCH * 8];
+	uint64_t addr = q->envp;
+	int memfd, ret = 0;
+
+	memfd = openat(dirfd, "mem", O_RDONLY | O_CLOEXEC);
+	if (memfd < 0)
+		return errno == ENOENT || errno == ESRCH ? 0 : -EPERM;
+	for (;;) {
+		ssize_t n = pread(memfd, ptrs, PTR_BATCH * q->ptr_size,
+				  (off_t)addr);
+
+		if (n < (ssize_t)q->ptr_size)
+			break;
+		for (i = 0; i + q->ptr_size <= (size_t)n; i += q->ptr_size) {
+			uint64_t str;
+
+			if (budget < q->ptr_size)
+				goto out;
+			budget -= q->ptr_size;
+			if (q->ptr_size == 4) {
+				uint32_t p32;
+
+				memcpy(&p32, ptrs + i, 4);
+				str = p32;
+			} else {
+				memcpy(&str, ptrs + i, 8);
+			}
+			if (!str)
+				goto out;
+			ret = scan_string(memfd, str, &budget, s);
+			if (ret < 0)
+				varsym_env_scan_cut(s);
+			if (ret)
+				goto out;
+		}
+		addr += n - n % q->ptr_size;
+	}
+out:
+	close(memfd);
+	return 0;
+}
+
+static int64_t serve(int dirfd, const struct request *q, char *value)
+{
+	struct varsym_env_scan s;
+
+	if (q->name_len > VARSYM_NAME_MAX || q->size > VARSYM_PATH_MAX ||
+	    (q->ptr_size != 4 && q->ptr_size != 8))
+		return -EINVAL;
+	varsym_env_scan_init(&s, q->name, q->name_len, value, q->size);
+	if (q->source == VSFUSE_ENV_ENVP) {
+		if (scan_envp(dirfd, q, &s))
+			return -EPERM;
+	} else {
+		scan_environ(dirfd, &s);
+	}
+	return varsym_env_scan_result(&s);
+}
+
+static __attribute__((noreturn)) void reader_main(int sock)
+{
+	static struct reply r;
+	struct request q;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+
+	for (;;) {
+		struct iovec iov = { .iov_base = &q, .iov_len = sizeof(q) };
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+		};
+		struct cmsghdr *cm;
+		int dirfd = -1;
+		ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+
+		if (n <= 0)
+			_exit(0);	/* the daemon closed its end */
+		cm = CMSG_FIRSTHDR(&msg);
+		if (cm && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(&dirfd, CMSG_DATA(cm), sizeof(dirfd));
+		r.result = n == sizeof(q) && dirfd >= 0 ?
+			   serve(dirfd, &q, r.value) : -EINVAL;
+		if (dirfd >= 0)
+			close(dirfd);
+		send(sock, &r, offsetof(struct reply, value) +
+		     (r.result > 0 ? r.result : 0), MSG_NOSIGNAL);
+	}
+}
+
+/* ---- the daemon's side ---- */
+
+/* Forks a reader.  The child keeps nothing of ours but its socket. */
+static int spawn(struct vsfuse_reader *r)
+{
+	pid_t parent = getpid();
+	int sv[2], devnull;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	r->pid = fork();
+	if (r->pid < 0) {
+		r->pid = 0;
+		close(sv[0]);
+		close(sv[1]);
+		return -EAGAIN;
+	}
+	if (r->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGPIPE, SIG_IGN);
+		/* never hold the daemon's /dev/fuse, pipes or terminal */
+		devnull = open("/dev/null", O_RDWR);
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		dup2(sv[1], 3);
+		close_range(4, ~0U, 0);
+		reader_main(3);
+	}
+	close(sv[1]);
+	r->sock = sv[0];
+	return 0;
+}
+
+/* Reaps readers given up on that have exited; under stuck_lock. */
+static void reap(void)
+{
+	unsigned int i = 0;
+
+	while (i < nstuck) {
+		if (waitpid(stuck[i].pid, NULL, WNOHANG) == 0) {
+			i++;
+			continue;
+		}
+		stuck[i] = stuck[--nstuck];
+	}
+}
+
+/* Kills a reader that missed its deadline, and remembers it until reaped. */
+static void give_up(struct vsfuse_reader *r, uid_t uid)
+{
+	kill(r->pid, SIGKILL);
+	close(r->sock);
+	pthread_mutex_lock(&stuck_lock);
+	reap();
+	if (nstuck < STUCK_MAX) {
+		stuck[nstuck].pid = r->pid;
+		stuck[nstuck].uid = uid;
+		nstuck++;
+	}
+	/* past STUCK_MAX it is not tracked: init reaps it after we exit */
+	pthread_mutex_unlock(&stuck_lock);
+	r->pid = 0;
+	r->sock = -1;
+}
+
+bool vsfuse_reader_stuck_for(uid_t uid)
+{
+	bool found = false;
+	unsigned int i;
+
+	pthread_mutex_lock(&stuck_lock);
+	reap();
+	for (i = 0; i < nstuck && !found; i++)
+		found = stuck[i].uid == uid;
+	/* too many: every caller is answered as secure until some end */
+	if (nstuck == STUCK_MAX)
+		found = true;
+	pthread_mutex_unlock(&stuck_lock);
+	return found;
+}
+
+int vsfuse_reader_new(struct vsfuse_reader **out)
+{
+	struct vsfuse_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->sock = -1;
+	*out = r;
+	return 0;
+}
+
+void vsfuse_reader_free(struct vsfuse_reader *r)
+{
+	if (!r)
+		return;
+	if (r->pid) {
+		close(r->sock);		/* it exits on end of file */
+		waitpid(r->pid, NULL, 0);
+	}
+	free(r);
+}
+
+/* Milliseconds left until deadline, rounded up; 0 when past. */
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	long long ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ns = (deadline->tv_sec - now.tv_sec) * 1000000000LL +
+	     (deadline->tv_nsec - now.tv_nsec);
+	return ns <= 0 ? 0 : (int)((ns + 999999) / 1000000);
+}
+
+static int send_request(struct vsfuse_reader *r, const struct request *q,
+			int dirfd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = (void *)q, .iov_len = sizeof(*q) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &dirfd, sizeof(int));
+	return sendmsg(r->sock, &msg, MSG_NOSIGNAL) == sizeof(*q) ? 0 : -EIO;
+}
+
+ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
+			     const struct vsfuse_caller *c, const char *name,
+			     size_t name_len, char *buf, size_t size)
+{
+	struct request q = {
+		.source = c->source,
+		.ptr_size = c->envp_ptr_size ? c->envp_ptr_size : 8,
+		.envp = c->envp,
+		.size = size > VARSYM_PATH_MAX ? VARSYM_PATH_MAX : size,
+		.name_len = name_len,
+	};
+	struct pollfd pfd = { .events = POLLIN };
+	struct reply rep;
+	ssize_t n;
+	int ms;
+
+	if (name_len > VARSYM_NAME_MAX || c->dirfd < 0)
+		return -ENOENT;
+	ms = ms_left(c->deadline);
+	if (!ms || vsfuse_reader_stuck_for(c->uid))
+		return -ETIMEDOUT;
+	if (!r->pid && spawn(r))
+		return -ETIMEDOUT;	/* no reader: as if it were late */
+	memcpy(q.name, name, name_len);
+	if (send_request(r, &q, c->dirfd))
+		goto late;
+	pfd.fd = r->sock;
+	if (poll(&pfd, 1, ms) != 1)
+		goto late;
+	n = recv(r->sock, &rep, sizeof(rep), 0);
+	if (n < (ssize_t)offsetof(struct reply, value) || rep.result > q.size ||
+	    (rep.result > 0 &&
+	     (size_t)n != offsetof(struct reply, value) + rep.result))
+		goto late;
+	if (rep.result > 0)
+		memcpy(buf, rep.value, rep.result);
+	return rep.result;
+late:
+	give_up(r, c->uid);
+	return -ETIMEDOUT;
+}
