@@ -9,6 +9,7 @@
  * Each file in STACKS_DIR is /proc/TID/stack of a walk through a variant
  * link inside execve, named KERNEL-PHASE.txt, PHASE being what the daemon
  * must make of it: program, script, loader-elf or loader-misc.
+ * tests/unit/record-stacks records them on a kernel (in a guest).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
