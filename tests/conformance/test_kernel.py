@@ -261,3 +261,88 @@ def test_remount_keeps_options(varsymfs, probe):
     p = run(["mount", "-o", "remount,default=/other", m.dir], env=SBIN)
     assert p.returncode != 0
     assert probe.readlink(m.link, env={}) == "ok /ucb"
+
+
+# The exec observer against binfmt_misc loaded after the module.
+MISC = "/proc/sys/fs/binfmt_misc"
+
+
+def dmesg():
+    return run(["dmesg"], env=SBIN, check=True).out
+
+
+def compile_euid_reporter(path, label):
+    """A program that prints `LABEL euid=N` (as the fake loader does)."""
+    src = path + ".c"
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\n#include <unistd.h>\n'
+                f'int main(void) {{ printf("{label} euid=%d\\n", '
+                '(int)geteuid()); return 0; }\n')
+    run(["gcc", "-static", "-o", path, src], env=SBIN, check=True)
+    os.chmod(path, 0o755)
+
+
+@pytest.fixture
+def misc_after_module():
+    """binfmt_misc loaded after varsymfs (so inserted ahead of its
+    observer) and mounted; put back as it was afterwards.  Yields the
+    entries to remove and the count of re-insertions logged before."""
+    reinserted = dmesg().count("observer re-inserted")
+    was_loaded = os.path.exists("/sys/module/binfmt_misc")
+    was_mounted = mounted_at(MISC) is not None
+    if was_mounted:
+        run(["umount", MISC], env=SBIN, check=True)
+    if was_loaded:
+        if run(["rmmod", "binfmt_misc"], env=SBIN).returncode:
+            pytest.skip("binfmt_misc is in use: cannot load it again")
+    if run(["modprobe", "binfmt_misc"], env=SBIN).returncode:
+        pytest.skip("no binfmt_misc module in this kernel")
+    run(["mount", "-t", "binfmt_misc", "none", MISC], env=SBIN, check=True)
+    entries = []
+    yield entries, reinserted
+    for name in entries:
+        with open(f"{MISC}/{name}", "w") as f:
+            f.write("-1")
+    run(["umount", MISC], env=SBIN)
+    if not was_loaded:
+        run(["rmmod", "binfmt_misc"], env=SBIN)
+    if was_mounted:
+        run(["mount", "-t", "binfmt_misc", "none", MISC], env=SBIN)
+
+
+def test_observer_stays_ahead_of_binfmt_misc(varsymfs, build, public_dir,
+                                            misc_after_module):
+    """SPEC 5: binfmt_misc loaded after the module sits ahead of its exec
+    observer, and would open an interpreter before the observer saw the
+    file.  The module checks its place at each mount and execve, and
+    inserts itself ahead again (walks it cannot vouch for meanwhile resolve
+    as secure).  Then the user's interpreter never runs with a setuid
+    file's credentials (the C flag takes them from the file), and an
+    ordinary file's interpreter follows execve's envp, which it could not
+    if binfmt_misc were still first (no watch: secure)."""
+    entries, reinserted = misc_after_module
+    good, evil = (os.path.join(public_dir, n) for n in ("good", "evil"))
+    for d in (good, evil):
+        os.mkdir(d)
+        os.chmod(d, 0o755)
+    compile_euid_reporter(os.path.join(good, "interp"), "real")
+    compile_euid_reporter(os.path.join(evil, "interp"), "FAKE")
+    m = varsymfs(f"INTERP,default={good}")
+    assert dmesg().count("observer re-inserted") == reinserted + 1, \
+        "binfmt_misc went ahead of the observer, which did not notice"
+    with open(f"{MISC}/register", "w") as f:
+        f.write(f":vstest:E::vstest::{m.link}/interp:C")
+    entries.append("vstest")
+    setuid = os.path.join(public_dir, "s.vstest")
+    plain = os.path.join(public_dir, "p.vstest")
+    for path, mode in ((setuid, 0o4755), (plain, 0o755)):
+        with open(path, "w") as f:
+            f.write("data\n")
+        os.chown(path, 0, 0)
+        os.chmod(path, mode)
+    env = {"INTERP": evil}
+    for _ in range(3):
+        p = run([setuid], env=env, user="nobody")
+        assert p.out == "real euid=0\n", (p.out, p.err)
+        p = run([plain], env=env, user="nobody")
+        assert p.out == "FAKE euid=65534\n", (p.out, p.err)
