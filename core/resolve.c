@@ -2,7 +2,7 @@
 /*
  * resolve.c - the answer of a seed-mode link: prefix + value, or the default.
  *
- * The rules of SPEC sections 1, 4 and 5 in one function, so that the kernel
+ * The rules of docs/SPEC.md sections 1, 5 and 6 in one function, so that the kernel
  * and the daemon cannot disagree on what a value, a prefix or a secure-exec
  * caller gives.
  */

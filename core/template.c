@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * template.c - parsing and expanding link templates (SPEC section 2).
+ * template.c - parsing and expanding link templates (docs/SPEC.md section 2).
  *
  *   ${NAME}        the value; unset or empty makes the link unresolvable
  *   ${NAME:-WORD}  the value, or WORD (itself a template) when unset or empty

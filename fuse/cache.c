@@ -2,8 +2,8 @@
 /*
  * cache.c - each calling thread's answers, kept until it execs or exits.
  *
- * Reading /proc/PID/environ costs 6-8 us, most of a FUSE round trip.  SPEC
- * section 3 lets us capture a process's answer at its first follow after an
+ * Reading /proc/PID/environ costs 6-8 us, most of a FUSE round trip.  docs/SPEC.md
+ * section 4 lets us capture a process's answer at its first follow after an
  * execve and keep it until its next execve or exit, provided we notice them
  * before the process's next request.  The kernel's process-event connector
  * tells us: it queues the EXEC event on our socket before execve returns to

@@ -2,7 +2,7 @@
 /*
  * cache.c - each process's answer, captured once per execve.
  *
- * SPEC section 3 lets an implementation capture a process's answer at its
+ * docs/SPEC.md section 4 lets an implementation capture a process's answer at its
  * first follow after an execve and keep it until its next execve or exit.
  * Copying the environment costs about 5 ns a byte under TCG on every
  * follow, which a process with 64 KiB of environment would pay on every

@@ -4,7 +4,7 @@
  *
  * A link is always resolved in the context of the process walking it, so
  * its environment is user memory of current->mm: we copy it with the user
- * copy primitives, never dereference it.  Which bytes count (docs/SPEC.md,
+ * copy primitives, never dereference it.  Which bytes count (docs/SPEC.md
  * "Which environment" and "Secure-exec processes"):
  *
  *  - a kernel thread has no environment: every variable is unset;

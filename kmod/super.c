@@ -101,7 +101,7 @@ static const struct inode_operations varsymfs_seed_dir_iops = {
 
 /*
  * symlink(2) in template mode: the text must be a well-formed template
- * (SPEC section 2), else EINVAL and nothing is stored.
+ * (docs/SPEC.md section 2), else EINVAL and nothing is stored.
  */
 static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
 			    struct dentry *dentry, const char *symname)
@@ -133,7 +133,7 @@ static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
 	return 0;
 }
 
-/* Missing mkdir, mknod, link, rmdir: EPERM, as the SPEC wants. */
+/* Missing mkdir, mknod, link, rmdir: EPERM (docs/SPEC.md section 2). */
 static const struct inode_operations varsymfs_template_dir_iops = {
 	.lookup = simple_lookup,
 	.create = varsymfs_create,

@@ -16,7 +16,7 @@
 
 #include "varsymfs.h"
 
-/* Computes the target through the core; -errno as SPEC section 5 says. */
+/* Computes the target through the core; -errno as docs/SPEC.md section 6 says. */
 static ssize_t compute(struct inode *inode, struct varsymfs_caller *c,
 		       char *target)
 {
@@ -47,7 +47,7 @@ static u64 link_id(struct inode *inode)
  *
  * Return: the NUL-terminated target, or an ERR_PTR: -ECHILD when the RCU
  * walk cannot answer, -EINTR for a caller killed while its environment
- * was read, or the errno of docs/SPEC.md's table of results.
+ * was read, or the errno of docs/SPEC.md section 6.
  */
 static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 				    struct delayed_call *done)

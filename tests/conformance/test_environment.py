@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""SPEC section 3: whose environment, and when."""
+"""docs/SPEC.md section 4: whose environment, and when."""
 import os
 import subprocess
 
@@ -94,7 +94,7 @@ def test_moved_environment(varsymfs, probe, impl):
     """prctl(PR_SET_MM_ENV_*) moves the area after a first readlink.  The
     kernel keys its answers by the area's bounds: the new bytes count.  The
     daemon hears of no such move (no process event tells it) and keeps the
-    answer it captured, as SPEC section 3 allows until the next execve."""
+    answer it captured, as docs/SPEC.md section 4 allows until the next execve."""
     if os.getuid() != 0:
         pytest.skip("PR_SET_MM needs CAP_SYS_RESOURCE")
     m = varsymfs("UNIVERSE,default=/dflt")

@@ -312,7 +312,7 @@ def misc_after_module():
 
 def test_observer_stays_ahead_of_binfmt_misc(varsymfs, build, public_dir,
                                             misc_after_module):
-    """SPEC 5: binfmt_misc loaded after the module sits ahead of its exec
+    """docs/SPEC.md section 5: binfmt_misc loaded after the module sits ahead of its exec
     observer, and would open an interpreter before the observer saw the
     file.  The module checks its place at each mount and execve, and
     inserts itself ahead again (walks it cannot vouch for meanwhile resolve

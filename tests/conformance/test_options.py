@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""SPEC section 1: options, their errors, and how they show."""
+"""docs/SPEC.md section 3: options, their errors, and how they show."""
 import os
 import tempfile
 import time

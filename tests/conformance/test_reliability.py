@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""SPEC section 6: load, faults and hostile input, for both implementations.
+"""docs/SPEC.md section 7: load, faults and hostile input, for both implementations.
 
 Short forms run in make check; --long runs the long forms documented in
 docs/RELIABILITY.md.  Every test prints its figures (pytest -s shows them).

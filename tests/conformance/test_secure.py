@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""SPEC section 4: setuid programs never follow their caller's choice.
+"""docs/SPEC.md section 5: setuid programs never follow their caller's choice.
 
 Real setuid-root binaries, run by the unprivileged user nobody.
 """

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""SPEC sections 1 and 5: the seed mount and what its link gives."""
+"""docs/SPEC.md sections 1 and 6: the seed mount and what its link gives."""
 import os
 import stat
 
@@ -108,7 +108,7 @@ def test_variable_after_a_megabyte(varsymfs, probe):
 
 
 def test_lstat_size(varsymfs, probe, impl):
-    """SPEC 6: the kernel gives each caller its own target's length (0 when
+    """docs/SPEC.md section 6: the kernel gives each caller its own target's length (0 when
     it does not resolve); FUSE always 0, since the kernel keeps one size per
     FUSE inode for all callers.  Alternating callers, so that a size kept
     from the previous one would show."""

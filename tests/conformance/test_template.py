@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""SPEC section 2: template mode, a flat directory of variant links."""
+"""docs/SPEC.md section 2: template mode, a flat directory of variant links."""
 import os
 import shutil
 import stat

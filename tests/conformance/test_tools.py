@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""SPEC section 5: the tools people use see an ordinary symlink."""
+"""docs/SPEC.md section 6: the tools people use see an ordinary symlink."""
 import os
 
 from conftest import run

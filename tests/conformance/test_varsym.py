@@ -48,7 +48,7 @@ def detail(level, text):
 
 @pytest.fixture
 def perl(varsymfs, root):
-    """The SPEC's example: /usr/lib/perl5 -> .varsym/perl-lib -> a template
+    """docs/SPEC.md's example: /usr/lib/perl5 -> .varsym/perl-lib -> a template
     into opt/perl/VERSION/lib, all under root."""
     for version in ("5.22.1", "5.24.0"):
         os.makedirs(os.path.join(root, "opt/perl", version, "lib"))

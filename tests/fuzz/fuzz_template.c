@@ -4,7 +4,7 @@
  *
  * Input: flags byte, output size byte, a template up to the first NUL, and
  * after it an environment block.  The core's one-pass expander is compared
- * with a plain recursive reading of SPEC section 2 written here, and
+ * with a plain recursive reading of docs/SPEC.md section 2 written here, and
  * symlink(2)'s check must agree with the expander on what is malformed.
  */
 #include <stdint.h>
@@ -26,7 +26,7 @@ static ssize_t block_getenv(void *ctx, const char *name, size_t len,
 	return varsym_env_lookup(e->block, e->len, name, len, buf, size);
 }
 
-/* The reference: recursive descent, straight from SPEC section 2. */
+/* The reference: recursive descent, straight from docs/SPEC.md section 2. */
 struct ref {
 	const char *t;
 	size_t len, i;
