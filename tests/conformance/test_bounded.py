@@ -439,7 +439,13 @@ def test_k2_sigkill_during_the_environment_scan(impl, build, varsymfs):
         if attacker.wait(10) is not None:
             gone_after = time.monotonic() - killed
     finally:
+        unmapped = time.monotonic()
         attacker.end(60)        # the janitor unmaps: the scan ends
+        print(f"\nK2: SIGKILL during the scan: "
+              + (f"gone after {gone_after:.2f} s" if gone_after is not None
+                 else f"still alive after 10 s; gone "
+                 f"{time.monotonic() - unmapped:.2f} s after the janitor "
+                 "unmapped the area"))
     took = "" if done is None else \
         f" (its readlink had already returned: {done[1]})"
     assert gone_after is not None and gone_after < LIMIT, (
@@ -499,6 +505,8 @@ def test_k3_lazy_umount_and_cycles_under_walkers(impl, build, public_dir):
             wrong.append(f"cycle {i}: walkers did not finish")
         assert not mounted_at(where)
     problems = new_problems(before)
+    print(f"\nK3: 10 lazy umounts under 4 walkers, 30 mount/umount cycles "
+          f"under 2: {len(wrong)} wrong, {len(problems)} kernel problems")
     assert not problems and not wrong, (problems, wrong)
 
 
