@@ -155,6 +155,14 @@ class Bg:
         if self.wait(timeout) is None:
             kill_pid(self.pid)
             self.wait(30)
+        # vsattack's janitor, if it started one, is gone too
+        janitor = self.find(lambda s: s.startswith("janitor "))
+        if janitor:
+            pid = int(janitor[1].split()[1])
+            deadline = time.monotonic() + 10
+            while alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            kill_pid(pid)
 
     def describe(self):
         return (f"command: {self.cmd}\nstatus: {self.p.poll()}\n"

@@ -41,8 +41,8 @@ import time
 
 import pytest
 
-from attack import (WAIT, Bg, Stall, alive, detach, kernel_log, kill_pid,
-                    new_problems, opens_program_first, syscall_of)
+from attack import (WAIT, Bg, Stall, kernel_log, kill_pid, new_problems,
+                    opens_program_first, syscall_of)
 from conftest import Failed, Mount, mounted_at, run
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0,
@@ -441,7 +441,7 @@ def test_k2_sigkill_during_the_environment_scan(impl, build, varsymfs):
     finally:
         unmapped = time.monotonic()
         attacker.end(60)        # the janitor unmaps: the scan ends
-        print(f"\nK2: SIGKILL during the scan: "
+        print("\nK2: SIGKILL during the scan: "
               + (f"gone after {gone_after:.2f} s" if gone_after is not None
                  else f"still alive after 10 s; gone "
                  f"{time.monotonic() - unmapped:.2f} s after the janitor "
@@ -517,35 +517,28 @@ def test_s1_st_size_is_never_another_processs(impl, build, varsymfs):
     long_value, short_value = "/" + "l" * 99, "/s"
     want = {v: 0 if impl == "fuse" else len(v)
             for v in (long_value, short_value)}
-    seen = []
-
-    def lstat_size(value, *flags):
-        p = run([vsattack(build), "lstat-size", m.link, *flags],
-                env={"UNIVERSE": value})
-        seen.append((value, flags, p.out.strip(), p.cmd))
-        return p.out.strip()
-
-    def coreutils_stat(value):
-        p = run(["stat", "--cached=always", "-c", "%s", m.link],
-                env={"UNIVERSE": value, "PATH": "/usr/bin:/bin"})
-        seen.append((value, ("stat --cached=always",), p.out.strip(), p.cmd))
-        return p.out.strip()
-
     bad = []
+
+    def check(argv, value, want_out, after):
+        p = run(argv, env={"UNIVERSE": value, "PATH": "/usr/bin:/bin"})
+        if p.out.strip() != want_out:
+            bad.append(f"{p.out.strip()!r}, want {want_out!r}: {p.cmd} "
+                       f"with UNIVERSE={value[:8]}... after a stat with "
+                       f"UNIVERSE={after[:8]}...")
+
     for first, second in ((long_value, short_value),
                           (short_value, long_value)):
-        lstat_size(first)
-        for flags in ((), ("dont-sync",)):
-            got = lstat_size(second, *flags)
-            if got != f"ok {want[second]}":
-                bad.append(f"UNIVERSE={second[:8]}... statx{flags} after "
-                           f"UNIVERSE={first[:8]}...: {got}, want "
-                           f"ok {want[second]}")
-        got = coreutils_stat(second)
-        if got != str(want[second]):
-            bad.append(f"stat --cached=always with UNIVERSE={second[:8]}... "
-                       f"after UNIVERSE={first[:8]}...: {got}, want "
-                       f"{want[second]}")
+        # the cached forms first, right after the other process's stat
+        for argv, out in (
+                (["stat", "--cached=always", "-c", "%s", m.link],
+                 str(want[second])),
+                ([vsattack(build), "lstat-size", m.link, "dont-sync"],
+                 f"ok {want[second]}"),
+                ([vsattack(build), "lstat-size", m.link],
+                 f"ok {want[second]}")):
+            run([vsattack(build), "lstat-size", m.link],
+                env={"UNIVERSE": first})
+            check(argv, second, out, first)
     # two processes at once
     procs = [subprocess.Popen([vsattack(build), "lstat-size-loop", "2000",
                                m.link, str(want[v])] + flags,
