@@ -22,7 +22,7 @@ is in place, and asserts what must hold meanwhile:
   K2  kernel  the D3 area, then readlink; SIGKILL during the scan: the
               process is gone within 1 s of the kill
   K3  kernel  lazy umount while threads walk through the mount, and mount/
-              umount cycles with walkers: no kernel problem
+              umount cycles with walkers: no kernel problem (--long: more)
   S1  both    st_size of the link is never another process's target length:
               the kernel gives the caller's own, FUSE always 0 (the kernel
               keeps one size per FUSE inode), stat(1) --cached=always too
@@ -457,12 +457,17 @@ def test_k2_sigkill_during_the_environment_scan(impl, build, varsymfs):
 
 # ---- K3: unmounting under walkers ------------------------------------------
 
-def test_k3_lazy_umount_and_cycles_under_walkers(impl, build, public_dir):
+def test_k3_lazy_umount_and_cycles_under_walkers(impl, build, public_dir,
+                                                request):
+    """Short form 5 lazy umounts and 15 cycles (TCG is slow); --long 20
+    and 100."""
     kernel_only(impl)
+    rounds, cycles = (20, 100) if request.config.getoption("--long") else \
+        (5, 15)
     before = kernel_log()
     wrong = []
     sbin = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-    for i in range(10):
+    for i in range(rounds):
         where = tempfile.mkdtemp(prefix="k3-", dir=public_dir)
         m = Mount(impl, build, "UNIVERSE" if i % 2 else "", where)
         ok, err = m.start()
@@ -473,7 +478,7 @@ def test_k3_lazy_umount_and_cycles_under_walkers(impl, build, public_dir):
         want = "/w" if i % 2 else "/w/w"
         # walkers inside the mount (cwd) and through it (absolute path)
         walkers = Bg(["/bin/sh", "-c", f"cd {where} && exec "
-                      f"{vsattack(build)} walk 4 1500 {link} {where}/{link}"],
+                      f"{vsattack(build)} walk 4 1000 {link} {where}/{link}"],
                      env={"UNIVERSE": "/w"}, stdin=False)
         time.sleep(0.4)
         run(["umount", "-l", where], env=sbin, check=True)
@@ -488,7 +493,7 @@ def test_k3_lazy_umount_and_cycles_under_walkers(impl, build, public_dir):
             if ans not in allowed:
                 wrong.append(f"round {i}: {path} -> {ans} x{count}")
     # cycles: a mount, walkers through it, umount (lazy if busy)
-    for i in range(30):
+    for i in range(cycles):
         where = tempfile.mkdtemp(prefix="k3c-", dir=public_dir)
         m = Mount(impl, build, "UNIVERSE", where)
         ok, err = m.start()
@@ -505,8 +510,9 @@ def test_k3_lazy_umount_and_cycles_under_walkers(impl, build, public_dir):
             wrong.append(f"cycle {i}: walkers did not finish")
         assert not mounted_at(where)
     problems = new_problems(before)
-    print(f"\nK3: 10 lazy umounts under 4 walkers, 30 mount/umount cycles "
-          f"under 2: {len(wrong)} wrong, {len(problems)} kernel problems")
+    print(f"\nK3: {rounds} lazy umounts under 4 walkers, {cycles} mount/"
+          f"umount cycles under 2: {len(wrong)} wrong, {len(problems)} "
+          "kernel problems")
     assert not problems and not wrong, (problems, wrong)
 
 
