@@ -39,6 +39,31 @@ FUSE_HDR := fuse/fs.h fuse/dir.h fuse/vsfuse.h fuse/pool.h fuse/cache.h
 
 TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader
 
+# The attack tests' helpers (tests/conformance/test_abi_matrix.py and
+# test_bounded.py), test helpers like the others; the 32-bit callers are
+# built without libc (no gcc-multilib here), and the sanitized run finds
+# them in $(B)/asan/ as it finds vsprobe.
+ATTACK_BIN := $(B)/vsattack $(B)/vs32-i386 $(B)/vs32-x32 $(B)/stallfs
+TEST_BIN += $(ATTACK_BIN)
+NOLIBC := -O2 $(WARN) -nostdlib -static -ffreestanding -fno-pic \
+	-fno-stack-protector -fno-asynchronous-unwind-tables
+
+$(B)/vsattack: tests/helpers/vsattack.c tools/errno_name.h | $(B)
+	$(CC) $(CFLAGS) $(WARN) -Itools -o $@ $< -lpthread
+$(B)/vs32-i386: tests/helpers/vs32.c | $(B)
+	$(CC) -m32 $(NOLIBC) -o $@ $<
+$(B)/vs32-x32: tests/helpers/vs32.c | $(B)
+	$(CC) -mx32 $(NOLIBC) -o $@ $<
+$(B)/stallfs: tests/helpers/stallfs.c | $(B)
+	$(CC) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) -o $@ $< $(FUSE_LIBS)
+
+ATTACK_LINKS := $(patsubst $(B)/%,$(B)/asan/%,$(ATTACK_BIN))
+sanitized: $(ATTACK_LINKS)
+$(ATTACK_LINKS): $(B)/asan/%: $(B)/%
+	@mkdir -p $(B)/asan
+	@ln -sf ../$* $@
+# (end of the attack tests' helpers)
+
 all: $(B)/varsymfs $(B)/varsym $(TEST_BIN)
 
 deps-build:

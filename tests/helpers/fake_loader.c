@@ -3,10 +3,11 @@
  * fake_loader.c - a stand-in "dynamic loader" for the secure-exec tests.
  *
  * Built as a static PIE without libc, it can serve as any program's ELF
- * interpreter (PT_INTERP): if the kernel ever loads it, it says so and
- * exits 42 instead of running the program.  A setuid program whose loader
- * path crosses a variant link must never get this one from a user's
- * environment.
+ * interpreter (PT_INTERP): if the kernel ever loads it, it says so with the
+ * effective uid it runs as ("FAKE-LOADER euid=N") and exits 42 instead of
+ * running the program.  A setuid program whose loader path crosses a
+ * variant link must never get this one from a user's environment: run as
+ * root, it would print euid=0.
  */
 static long sys3(long nr, long a, long b, long c)
 {
@@ -21,9 +22,21 @@ void _start(void);
 
 void _start(void)
 {
-	static const char msg[] = "FAKE-LOADER\n";
+	static const char prefix[] = "FAKE-LOADER euid=";
+	char msg[sizeof(prefix) + 24], digits[24];
+	unsigned long euid = (unsigned long)sys3(107, 0, 0, 0);	/* geteuid */
+	int n = 0, len = 0;
 
-	sys3(1, 1, (long)msg, sizeof(msg) - 1);		/* write */
+	do {
+		digits[n++] = (char)('0' + euid % 10);
+		euid /= 10;
+	} while (euid);
+	for (; prefix[len]; len++)
+		msg[len] = prefix[len];
+	while (n)
+		msg[len++] = digits[--n];
+	msg[len++] = '\n';
+	sys3(1, 1, (long)msg, len);			/* write */
 	sys3(231, 42, 0, 0);				/* exit_group */
 	for (;;)
 		;

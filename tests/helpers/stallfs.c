@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * stallfs - a FUSE file system that never answers some requests: what any
+ * user can mount (through the setuid fusermount3) to make whoever reads it
+ * wait, for tests/conformance/test_bounded.py.
+ *
+ *   stallfs [--slow NAME:TARGET:MS]... [--hang NAME]... MOUNTPOINT
+ *
+ * The root directory holds:
+ *   file    a regular file (mode 0755, 1 MiB): LOOKUP, GETATTR and OPEN are
+ *           answered, every READ is held forever ("held READ INO OFF SIZE"
+ *           is printed on standard output as each one arrives)
+ *   NAME    (--slow) a symbolic link to TARGET, whose LOOKUP is answered
+ *           after MS milliseconds ("slow NAME" is printed as it arrives)
+ *   NAME    (--hang) a LOOKUP that is never answered ("held LOOKUP NAME")
+ * Anything else does not exist.  "mounted" is printed once the kernel has
+ * sent INIT.  It runs in the foreground until killed; whoever kills it
+ * aborts the connection, which fails every held request.
+ */
+#define FUSE_USE_VERSION 312
+#include <errno.h>
+#include <stdarg.h>
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FILE_INO 2
+#define FILE_SIZE (1 << 20)
+#define MAX_NAMES 8
+
+static struct {
+	char *name, *target;
+	int ms;
+} slow[MAX_NAMES];
+static int nslow;
+static char *hang[MAX_NAMES];
+static int nhang;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+static void fill_attr(fuse_ino_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	if (ino == FUSE_ROOT_ID) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+	} else if (ino == FILE_INO) {
+		st->st_mode = S_IFREG | 0755;
+		st->st_nlink = 1;
+		st->st_size = FILE_SIZE;
+	} else {
+		st->st_mode = S_IFLNK | 0777;
+		st->st_nlink = 1;
+		st->st_size = (off_t)strlen(slow[ino - FILE_INO - 1].target);
+	}
+}
+
+static void reply_entry(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fuse_entry_param e = { .ino = ino, .attr_timeout = 3600,
+				      .entry_timeout = 3600 };
+
+	fill_attr(ino, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+struct later {
+	fuse_req_t req;
+	fuse_ino_t ino;
+	int ms;
+};
+
+static void *answer_later(void *p)
+{
+	struct later *l = p;
+
+	usleep(l->ms * 1000);
+	reply_entry(l->req, l->ino);
+	free(l);
+	return NULL;
+}
+
+static void stall_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	(void)conn;
+	say("mounted\n");
+}
+
+static void stall_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	int i;
+
+	if (parent != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (!strcmp(name, "file")) {
+		reply_entry(req, FILE_INO);
+		return;
+	}
+	for (i = 0; i < nhang; i++) {
+		if (!strcmp(name, hang[i])) {
+			say("held LOOKUP %s\n", name);
+			return;		/* never answered */
+		}
+	}
+	for (i = 0; i < nslow; i++) {
+		if (!strcmp(name, slow[i].name)) {
+			struct later *l = malloc(sizeof(*l));
+			pthread_t t;
+
+			say("slow %s\n", name);
+			*l = (struct later){ req, FILE_INO + 1 + i, slow[i].ms };
+			if (pthread_create(&t, NULL, answer_later, l)) {
+				free(l);
+				fuse_reply_err(req, EAGAIN);
+				return;
+			}
+			pthread_detach(t);
+			return;
+		}
+	}
+	fuse_reply_err(req, ENOENT);
+}
+
+static void stall_getattr(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	(void)fi;
+	fill_attr(ino, &st);
+	fuse_reply_attr(req, &st, 3600);
+}
+
+static void stall_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	if (ino <= FILE_INO || ino > (fuse_ino_t)(FILE_INO + nslow)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	fuse_reply_readlink(req, slow[ino - FILE_INO - 1].target);
+}
+
+static void stall_open(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	if (ino != FILE_INO) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	fuse_reply_open(req, fi);
+}
+
+static void stall_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	(void)req;
+	(void)fi;
+	say("held READ %lu %lld %zu\n", (unsigned long)ino, (long long)off,
+	    size);
+	/* never answered */
+}
+
+static void stall_opendir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	fuse_reply_open(req, fi);
+}
+
+static void stall_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			  off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)size;
+	(void)off;
+	(void)fi;
+	fuse_reply_buf(req, NULL, 0);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+	.init = stall_init,
+	.lookup = stall_lookup,
+	.getattr = stall_getattr,
+	.readlink = stall_readlink,
+	.open = stall_open,
+	.read = stall_read,
+	.opendir = stall_opendir,
+	.readdir = stall_readdir,
+};
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: stallfs [--slow NAME:TARGET:MS]... "
+		"[--hang NAME]... MOUNTPOINT\n");
+	return 2;
+}
+
+int main(int argc, char *argv[])
+{
+	char *fuse_argv[] = { argv[0], "-o", "fsname=stallfs,subtype=stallfs",
+			      NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, fuse_argv);
+	struct fuse_session *se;
+	const char *mountpoint = NULL;
+	int i, ret;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--slow") && i + 1 < argc &&
+		    nslow < MAX_NAMES) {
+			char *s = argv[++i], *t = strchr(s, ':'), *m;
+
+			m = t ? strrchr(t + 1, ':') : NULL;
+			if (!t || !m)
+				return usage();
+			*t++ = '\0';
+			*m++ = '\0';
+			slow[nslow].name = s;
+			slow[nslow].target = t;
+			slow[nslow++].ms = atoi(m);
+		} else if (!strcmp(argv[i], "--hang") && i + 1 < argc &&
+			   nhang < MAX_NAMES) {
+			hang[nhang++] = argv[++i];
+		} else if (!mountpoint && argv[i][0] != '-') {
+			mountpoint = argv[i];
+		} else {
+			return usage();
+		}
+	}
+	if (!mountpoint)
+		return usage();
+	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+	if (!se)
+		return 1;
+	if (fuse_set_signal_handlers(se) || fuse_session_mount(se, mountpoint))
+		return 1;
+	ret = fuse_session_loop(se);
+	fuse_session_unmount(se);
+	fuse_remove_signal_handlers(se);
+	fuse_session_destroy(se);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,672 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vsattack - the attacker's side of tests/conformance/test_abi_matrix.py
+ * and test_bounded.py: each command sets up one attack and reports, one
+ * line each, what it did and what came back, so that the test can check
+ * the attack was really in place before it judges the answer.
+ *
+ *   vsattack exe [ANY...]        print "exe " and /proc/self/exe: which
+ *                                file the kernel really ran (a script's
+ *                                text would be read again by path)
+ *   vsattack exec MODE [ENV...] -- PATH [ARG...]
+ *                                execute PATH with argv {PATH, ARG...} and
+ *                                envp {ENV...}; MODE is
+ *                                  execve
+ *                                  execveat-dirfd=DIR  (PATH relative to DIR)
+ *                                  execveat-empty      (open(PATH, O_PATH),
+ *                                                       then AT_EMPTY_PATH)
+ *                                  int80               (the ia32 execve, from
+ *                                                       this 64-bit process;
+ *                                                       every byte below 4 GiB)
+ *                                "err ERRNO" if it returns
+ *   vsattack int80-probe         "ok" if int $0x80 works here (else dies)
+ *   vsattack timed-readlink PATH readlink(2): "ok TARGET SECONDS" or
+ *                                "err ERRNO SECONDS"
+ *   vsattack envp-stall PATH FILE SWAP_MS
+ *                                execve(PATH) with one envp string inside a
+ *                                shared mapping of FILE (never touched by
+ *                                us); SWAP_MS > 0: the string is ordinary
+ *                                memory at first and a thread maps FILE over
+ *                                it SWAP_MS later, for kernels that copy
+ *                                envp before they walk PATH (before 6.8)
+ *   vsattack envp-huge PATH COUNT LEN SWAP_MS
+ *                                execve(PATH) with COUNT envp strings of LEN
+ *                                bytes (all one buffer); SWAP_MS > 0: the
+ *                                array holds one small string at first and a
+ *                                thread fills it SWAP_MS later
+ *   vsattack env-area zero MIB PATH
+ *   vsattack env-area file FILE PATH
+ *                                prctl(PR_SET_MM, PR_SET_MM_MAP) with every
+ *                                current value but the environment, which
+ *                                becomes MIB MiB of untouched anonymous
+ *                                memory (MAP_NORESERVE), or one page of a
+ *                                shared mapping of FILE; then readlink(PATH)
+ *                                as timed-readlink does
+ *   vsattack storm N PATH        N children each execve(PATH); a child
+ *                                whose execve fails prints "fail PID ERRNO";
+ *                                then the parent reaps them forever
+ *   vsattack walk THREADS MS PATH...
+ *                                THREADS threads readlink(2) each PATH in
+ *                                turn for MS ms; then one line per PATH and
+ *                                answer: "walked PATH ANSWER COUNT"
+ *   vsattack lstat-size PATH [dont-sync]
+ *                                statx(AT_SYMLINK_NOFOLLOW[|AT_STATX_DONT_SYNC]):
+ *                                "ok ST_SIZE"
+ *   vsattack lstat-size-loop N PATH EXPECTED [dont-sync]
+ *                                N of those: "ok N" or "wrong K of N: SIZE..."
+ *
+ * The envp-*, env-area commands start a janitor first: a process sharing
+ * this one's memory (clone(CLONE_VM), not a thread, so a SIGKILL to this
+ * process does not kill it) that waits for end-of-file on standard input
+ * and then unmaps the attack's memory.  Whatever reads that memory (the
+ * daemon, or this process in the kernel) then stops at once: the test's
+ * way to end an attack that the product would otherwise let run for
+ * minutes or hours.  They print "janitor PID" first.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/prctl.h>
+
+#include "errno_name.h"
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int report_error(int e)
+{
+	printf("err %s\n", errno_name(e));
+	return 1;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: see the comment at the top of vsattack.c\n");
+	return 2;
+}
+
+/* ---- the janitor ------------------------------------------------------ */
+
+static void *janitor_area;
+static size_t janitor_len;
+
+static int janitor_main(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (syscall(SYS_read, 0, &c, 1) > 0)
+		;
+	syscall(SYS_munmap, janitor_area, janitor_len);
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
+static pid_t janitor_pid;
+
+/* The area must be set before: the janitor shares our memory. */
+static int start_janitor(void *area, size_t len)
+{
+	size_t size = 64 * 1024;
+	char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (stack == MAP_FAILED)
+		return -1;
+	janitor_area = area;
+	janitor_len = len;
+	janitor_pid = clone(janitor_main, stack + size, CLONE_VM | SIGCHLD,
+			    NULL);
+	if (janitor_pid < 0)
+		return -1;
+	printf("janitor %d\n", (int)janitor_pid);
+	return 0;
+}
+
+/* ---- exec, every way -------------------------------------------------- */
+
+static int cmd_exe(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return report_error(errno);
+	buf[n] = '\0';
+	printf("exe %s\n", buf);
+	return 0;
+}
+
+/* execve through int $0x80 from this 64-bit process: ia32 numbers and
+ * 32-bit pointers, so everything is copied below 4 GiB (MAP_32BIT). */
+static int exec_int80(const char *path, char **argv, char **envp)
+{
+	size_t na = 0, ne = 0, bytes = strlen(path) + 1, i;
+	uint32_t *arr;
+	char *mem, *p;
+	long ret;
+
+	for (; argv[na]; na++)
+		bytes += strlen(argv[na]) + 1;
+	for (; envp[ne]; ne++)
+		bytes += strlen(envp[ne]) + 1;
+	bytes += (na + ne + 2) * sizeof(uint32_t);
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	if (mem == MAP_FAILED)
+		return report_error(errno);
+	if ((uintptr_t)mem + bytes > 0xffffffffUL)
+		return report_error(ERANGE);
+	arr = (uint32_t *)mem;
+	p = mem + (na + ne + 2) * sizeof(uint32_t);
+	for (i = 0; i < na; i++) {
+		arr[i] = (uint32_t)(uintptr_t)strcpy(p, argv[i]);
+		p += strlen(p) + 1;
+	}
+	arr[na] = 0;
+	for (i = 0; i < ne; i++) {
+		arr[na + 1 + i] = (uint32_t)(uintptr_t)strcpy(p, envp[i]);
+		p += strlen(p) + 1;
+	}
+	arr[na + 1 + ne] = 0;
+	strcpy(p, path);
+	__asm__ volatile ("int $0x80" : "=a"(ret) : "a"(11L),
+			  "b"((long)(uintptr_t)p), "c"((long)(uintptr_t)arr),
+			  "d"((long)(uintptr_t)(arr + na + 1)) : "memory");
+	return report_error((int)-ret);
+}
+
+static int cmd_exec(const char *mode, int argc, char **argv)
+{
+	char **envp = argv, **args, *path;
+	int i;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--"); i++)
+		;
+	if (i + 1 >= argc)
+		return usage();
+	argv[i] = NULL;			/* ends the environment */
+	args = argv + i + 1;
+	path = args[0];
+	if (!strcmp(mode, "execve")) {
+		execve(path, args, envp);
+	} else if (!strncmp(mode, "execveat-dirfd=", 15)) {
+		int dirfd = open(mode + 15, O_PATH | O_DIRECTORY);
+
+		if (dirfd < 0)
+			return report_error(errno);
+		syscall(SYS_execveat, dirfd, path, args, envp, 0);
+	} else if (!strcmp(mode, "execveat-empty")) {
+		/* not O_CLOEXEC: a script run so is read through /dev/fd/N */
+		int fd = open(path, O_PATH);
+
+		if (fd < 0)
+			return report_error(errno);
+		syscall(SYS_execveat, fd, "", args, envp, AT_EMPTY_PATH);
+	} else if (!strcmp(mode, "int80")) {
+		return exec_int80(path, args, envp);
+	} else {
+		return usage();
+	}
+	return report_error(errno);
+}
+
+static int cmd_int80_probe(void)
+{
+	long ret;
+
+	__asm__ volatile ("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
+	if (ret != getpid())
+		return report_error(ret < 0 ? (int)-ret : EINVAL);
+	printf("ok\n");
+	return 0;
+}
+
+static int timed_readlink(const char *path)
+{
+	static char buf[PATH_MAX];
+	double start = now();
+	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+	double took = now() - start;
+
+	if (n < 0) {
+		printf("err %s %.3f\n", errno_name(errno), took);
+		return 1;
+	}
+	buf[n] = '\0';
+	printf("ok %s %.3f\n", buf, took);
+	return 0;
+}
+
+/* ---- execve's envp as a weapon ---------------------------------------- */
+
+struct swap {
+	int ms;
+	void (*fn)(struct swap *);
+	/* envp-stall */
+	void *page;
+	int fd;
+	/* envp-huge */
+	char **envp;
+	long count;
+	char *big;
+};
+
+static void *swap_main(void *p)
+{
+	struct swap *s = p;
+
+	usleep(s->ms * 1000);
+	s->fn(s);
+	printf("swapped %.3f\n", now());
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void swap_in_file(struct swap *s)
+{
+	if (mmap(s->page, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, s->fd, 0) ==
+	    MAP_FAILED)
+		printf("swap failed %s\n", errno_name(errno));
+}
+
+static void swap_in_strings(struct swap *s)
+{
+	long i;
+
+	/* NULL-terminated at every step: fill behind the end, then open it */
+	for (i = 2; i < s->count; i++)
+		s->envp[i] = s->big;
+	s->envp[s->count] = NULL;
+	__atomic_store_n(&s->envp[1], s->big, __ATOMIC_SEQ_CST);
+}
+
+static int exec_with(const char *path, char **envp, struct swap *s)
+{
+	char *argv[] = { (char *)path, "exe", NULL };
+	pthread_t t;
+	double start;
+
+	if (s->ms > 0 && pthread_create(&t, NULL, swap_main, s))
+		return report_error(EAGAIN);
+	start = now();
+	printf("execve %.3f\n", start);
+	execve(path, argv, envp);
+	printf("err %s %.3f\n", errno_name(errno), now() - start);
+	return 1;
+}
+
+static int cmd_envp_stall(const char *path, const char *file, int ms)
+{
+	static struct swap s;
+	char *envp[2] = { NULL, NULL };
+	int fd = open(file, O_RDONLY);
+	char *page;
+
+	if (fd < 0)
+		return report_error(errno);
+	if (ms > 0) {
+		page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (page != MAP_FAILED)
+			strcpy(page, "UNIVERSE=/ordinary");
+	} else {
+		page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	}
+	if (page == MAP_FAILED)
+		return report_error(errno);
+	if (start_janitor(page, 4096))
+		return report_error(errno);
+	envp[0] = page;
+	s = (struct swap){ .ms = ms, .fn = swap_in_file, .page = page,
+			   .fd = fd };
+	return exec_with(path, envp, &s);
+}
+
+static int cmd_envp_huge(const char *path, long count, long len, int ms)
+{
+	static struct swap s;
+	char **envp = calloc(count + 1, sizeof(*envp));
+	char *big = mmap(NULL, len + 1, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long i;
+
+	if (!envp || big == MAP_FAILED || count < 2 || len < 3)
+		return report_error(ENOMEM);
+	memset(big, 'x', len);
+	memcpy(big, "X=", 2);
+	big[len] = '\0';
+	if (start_janitor(big, len + 1))
+		return report_error(errno);
+	if (ms > 0) {
+		envp[0] = "SMALL=1";
+		envp[1] = NULL;
+	} else {
+		for (i = 0; i < count; i++)
+			envp[i] = big;
+	}
+	s = (struct swap){ .ms = ms, .fn = swap_in_strings, .envp = envp,
+			   .count = count, .big = big };
+	return exec_with(path, envp, &s);
+}
+
+/* ---- the environment area moved (PR_SET_MM_MAP, no capability) -------- */
+
+/* Fields of /proc/self/stat, counted from 1 as proc(5) does. */
+static int stat_fields(unsigned long long *f, int max)
+{
+	char buf[4096], *p;
+	FILE *in = fopen("/proc/self/stat", "r");
+	size_t n;
+	int i;
+
+	if (!in)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, in);
+	fclose(in);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');		/* comm may hold anything */
+	if (!p)
+		return -1;
+	p += 2;				/* field 3, the state */
+	for (i = 3; i <= max && *p; i++) {
+		f[i] = strtoull(p, &p, 10);
+		while (*p == ' ')
+			p++;
+		if (i == 3)		/* the state is a letter */
+			while (*p && *p != ' ')
+				p++, f[i] = 0;
+		while (*p == ' ')
+			p++;
+	}
+	return i > max ? 0 : -1;
+}
+
+static int set_env_area(unsigned long start, unsigned long end)
+{
+	unsigned long long f[64] = { 0 };
+	struct prctl_mm_map map;
+
+	if (stat_fields(f, 51))
+		return -1;
+	map = (struct prctl_mm_map){
+		.start_code = f[26], .end_code = f[27],
+		.start_data = f[45], .end_data = f[46],
+		.start_brk = f[47], .brk = (unsigned long)sbrk(0),
+		.start_stack = f[28],
+		.arg_start = f[48], .arg_end = f[49],
+		.env_start = start, .env_end = end,
+		.auxv = NULL, .auxv_size = 0, .exe_fd = (__u32)-1,
+	};
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&map,
+		  sizeof(map), 0))
+		return -1;
+	/* the attack is in place only if the kernel now shows the new area */
+	if (stat_fields(f, 51) || f[50] != start || f[51] != end) {
+		errno = EPROTO;
+		return -1;
+	}
+	printf("moved %#lx %#lx\n", start, end);
+	return 0;
+}
+
+static int cmd_env_area(const char *kind, const char *what, const char *path)
+{
+	size_t len;
+	char *area;
+
+	if (!strcmp(kind, "zero")) {
+		len = strtoull(what, NULL, 10) << 20;
+		area = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+			    MAP_NORESERVE, -1, 0);
+	} else if (!strcmp(kind, "file")) {
+		int fd = open(what, O_RDONLY);
+
+		if (fd < 0)
+			return report_error(errno);
+		len = 4096;
+		area = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	} else {
+		return usage();
+	}
+	if (area == MAP_FAILED)
+		return report_error(errno);
+	if (start_janitor(area, len))
+		return report_error(errno);
+	if (set_env_area((unsigned long)area, (unsigned long)area + len))
+		return report_error(errno);
+	printf("ready %.3f\n", now());
+	timed_readlink(path);
+	/* the janitor goes when the test closes our standard input */
+	waitpid(janitor_pid, NULL, 0);
+	return 0;
+}
+
+/* ---- many execs in flight --------------------------------------------- */
+
+static int cmd_storm(int n, const char *path)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			char *argv[] = { (char *)path, NULL }, *envp[] = { NULL };
+
+			execve(path, argv, envp);
+			printf("fail %d %s\n", (int)getpid(),
+			       errno_name(errno));
+			_exit(1);
+		}
+		if (pid < 0)
+			return report_error(errno);
+		printf("child %d\n", (int)pid);
+	}
+	printf("forked %d\n", n);
+	for (;;) {
+		int status;
+		pid_t pid = wait(&status);
+
+		if (pid < 0 && errno == ECHILD)
+			pause();
+		else if (pid > 0)
+			printf("reaped %d %d\n", (int)pid, status);
+	}
+}
+
+/* ---- walkers ---------------------------------------------------------- */
+
+#define MAX_ANSWERS 8
+
+struct walker {
+	char **paths;
+	int npaths;
+	double until;
+	struct {
+		char answer[128];
+		long count;
+	} seen[16][MAX_ANSWERS];
+};
+
+static void *walker_main(void *p)
+{
+	struct walker *w = p;
+	char buf[PATH_MAX];
+	int i, k;
+
+	while (now() < w->until) {
+		for (i = 0; i < w->npaths && i < 16; i++) {
+			ssize_t n = readlink(w->paths[i], buf, sizeof(buf) - 1);
+
+			if (n < 0)
+				snprintf(buf, sizeof(buf), "err-%s",
+					 errno_name(errno));
+			else
+				buf[n] = '\0';
+			buf[127] = '\0';
+			for (k = 0; k < MAX_ANSWERS && w->seen[i][k].count &&
+			     strcmp(w->seen[i][k].answer, buf); k++)
+				;
+			if (k == MAX_ANSWERS)
+				continue;
+			if (!w->seen[i][k].count)
+				strcpy(w->seen[i][k].answer, buf);
+			w->seen[i][k].count++;
+		}
+	}
+	return NULL;
+}
+
+static int cmd_walk(int threads, int ms, int npaths, char **paths)
+{
+	struct walker *w = calloc(threads, sizeof(*w));
+	pthread_t *t = calloc(threads, sizeof(*t));
+	struct {
+		char answer[128];
+		long count;
+	} total[MAX_ANSWERS];
+	int i, j, k, m, ntotal;
+
+	if (!w || !t || threads < 1 || npaths > 16)
+		return report_error(EINVAL);
+	for (i = 0; i < threads; i++) {
+		w[i].paths = paths;
+		w[i].npaths = npaths;
+		w[i].until = now() + ms / 1000.0;
+		if (pthread_create(&t[i], NULL, walker_main, &w[i]))
+			return report_error(EAGAIN);
+	}
+	for (i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	/* every thread's answers for each path, added up */
+	for (j = 0; j < npaths; j++) {
+		ntotal = 0;
+		for (i = 0; i < threads; i++) {
+			for (k = 0; k < MAX_ANSWERS && w[i].seen[j][k].count;
+			     k++) {
+				for (m = 0; m < ntotal &&
+				     strcmp(total[m].answer,
+					    w[i].seen[j][k].answer); m++)
+					;
+				if (m == MAX_ANSWERS)
+					continue;
+				if (m == ntotal) {
+					strcpy(total[m].answer,
+					       w[i].seen[j][k].answer);
+					total[m].count = 0;
+					ntotal++;
+				}
+				total[m].count += w[i].seen[j][k].count;
+			}
+		}
+		for (m = 0; m < ntotal; m++)
+			printf("walked %s %s %ld\n", paths[j], total[m].answer,
+			       total[m].count);
+	}
+	return 0;
+}
+
+/* ---- st_size of the link ---------------------------------------------- */
+
+static int lstat_size(const char *path, int dont_sync, long long *size)
+{
+	struct statx st;
+	int flags = AT_SYMLINK_NOFOLLOW | (dont_sync ? AT_STATX_DONT_SYNC : 0);
+
+	if (statx(AT_FDCWD, path, flags, STATX_BASIC_STATS, &st))
+		return errno;
+	*size = (long long)st.stx_size;
+	return 0;
+}
+
+static int cmd_lstat_size(const char *path, int dont_sync)
+{
+	long long size;
+	int e = lstat_size(path, dont_sync, &size);
+
+	if (e)
+		return report_error(e);
+	printf("ok %lld\n", size);
+	return 0;
+}
+
+static int cmd_lstat_size_loop(long n, const char *path, long long expect,
+			       int dont_sync)
+{
+	long i, wrong = 0;
+	long long size, other = -1;
+
+	for (i = 0; i < n; i++) {
+		int e = lstat_size(path, dont_sync, &size);
+
+		if (e)
+			return report_error(e);
+		if (size != expect) {
+			wrong++;
+			other = size;
+		}
+	}
+	if (wrong)
+		printf("wrong %ld of %ld: %lld\n", wrong, n, other);
+	else
+		printf("ok %ld\n", n);
+	return wrong != 0;
+}
+
+int main(int argc, char *argv[])
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(cmd, "exe"))
+		return cmd_exe();
+	if (!strcmp(cmd, "exec") && argc > 3)
+		return cmd_exec(argv[2], argc - 3, argv + 3);
+	if (!strcmp(cmd, "int80-probe"))
+		return cmd_int80_probe();
+	if (!strcmp(cmd, "timed-readlink") && argc == 3)
+		return timed_readlink(argv[2]);
+	if (!strcmp(cmd, "envp-stall") && argc == 5)
+		return cmd_envp_stall(argv[2], argv[3], atoi(argv[4]));
+	if (!strcmp(cmd, "envp-huge") && argc == 6)
+		return cmd_envp_huge(argv[2], atol(argv[3]), atol(argv[4]),
+				     atoi(argv[5]));
+	if (!strcmp(cmd, "env-area") && argc == 5)
+		return cmd_env_area(argv[2], argv[3], argv[4]);
+	if (!strcmp(cmd, "storm") && argc == 4)
+		return cmd_storm(atoi(argv[2]), argv[3]);
+	if (!strcmp(cmd, "walk") && argc >= 5)
+		return cmd_walk(atoi(argv[2]), atoi(argv[3]), argc - 4,
+				argv + 4);
+	if (!strcmp(cmd, "lstat-size") && (argc == 3 || argc == 4))
+		return cmd_lstat_size(argv[2], argc == 4 &&
+				      !strcmp(argv[3], "dont-sync"));
+	if (!strcmp(cmd, "lstat-size-loop") && (argc == 5 || argc == 6))
+		return cmd_lstat_size_loop(atol(argv[2]), argv[3],
+					   atoll(argv[4]), argc == 6 &&
+					   !strcmp(argv[5], "dont-sync"));
+	return usage();
+}
