@@ -12,31 +12,50 @@
 /*
  * Words that mount(8), the VFS or FUSE take for themselves.  They are never
  * variable names when given bare; var=NAME reaches a variable of that name.
+ * First the words of fstab and mount(8) that no file system takes (and
+ * atime flags a FUSE mount of libfuse 3.14 cannot): a layer that passes
+ * the others on (the FUSE program, to libfuse) drops these.
  */
-static const char *const foreign_options[] = {
-	/* mount(8), fstab and the VFS */
-	"source", "defaults", "rw", "ro", "suid", "nosuid", "dev", "nodev",
-	"exec", "noexec", "sync", "async", "dirsync", "remount", "bind",
-	"atime", "noatime", "diratime", "nodiratime", "relatime", "norelatime",
+static const char *const mount_only_options[] = {
+	"defaults", "diratime", "nodiratime", "relatime", "norelatime",
 	"strictatime", "nostrictatime", "lazytime", "nolazytime", "mand",
 	"nomand", "iversion", "noiversion", "silent", "loud", "auto", "noauto",
 	"user", "nouser", "users", "owner", "group", "nofail", "_netdev",
-	/* FUSE (libfuse and mount.fuse3) */
+};
+
+/* The others: the VFS's, and FUSE's (libfuse and mount.fuse3). */
+static const char *const foreign_options[] = {
+	"source", "rw", "ro", "suid", "nosuid", "dev", "nodev", "exec",
+	"noexec", "sync", "async", "dirsync", "remount", "bind", "atime",
+	"noatime",
 	"allow_other", "allow_root", "default_permissions", "auto_unmount",
 	"fsname", "subtype", "max_read", "blkdev", "blksize", "debug",
 	"context", "fscontext", "defcontext", "rootcontext", "setuid",
 	"drop_privileges", "clone_fd", "max_idle_threads", "max_threads",
 };
 
-static bool is_foreign(const char *key)
+static bool listed(const char *key, const char *const *words, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(foreign_options); i++)
-		if (!strcmp(key, foreign_options[i]))
+	for (i = 0; i < n; i++)
+		if (!strcmp(key, words[i]))
 			return true;
+	return false;
+}
+
+bool varsym_opt_mount_only(const char *key)
+{
 	/* util-linux userspace options: x-systemd.automount and friends */
-	return key[0] == 'x' && key[1] == '-';
+	if (key[0] == 'x' && key[1] == '-')
+		return true;
+	return listed(key, mount_only_options, ARRAY_SIZE(mount_only_options));
+}
+
+static bool is_foreign(const char *key)
+{
+	return varsym_opt_mount_only(key) ||
+	       listed(key, foreign_options, ARRAY_SIZE(foreign_options));
 }
 
 void varsym_opts_init(struct varsym_opts *o)
@@ -237,4 +256,31 @@ void varsym_opts_show(const struct varsym_opts *o,
 		snprintf(num, sizeof(num), "%o", o->mode);
 		show(ctx, "mode", num);
 	}
+}
+
+struct opts_text {
+	char *buf;
+	size_t size, len;
+};
+
+static void add_text(void *ctx, const char *key, const char *value)
+{
+	struct opts_text *t = ctx;
+	int n = snprintf(t->buf + t->len, t->size - t->len, "%s%s=%s",
+			 t->len ? "," : "", key, value);
+
+	if (n > 0)
+		t->len += (size_t)n < t->size - t->len ? (size_t)n :
+			  t->size - t->len - 1;
+}
+
+size_t varsym_opts_text(const struct varsym_opts *o, char *buf, size_t size)
+{
+	struct opts_text t = { .buf = buf, .size = size };
+
+	if (!size)
+		return 0;
+	buf[0] = '\0';
+	varsym_opts_show(o, add_text, &t);
+	return t.len;
 }

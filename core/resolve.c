@@ -69,3 +69,12 @@ bool varsym_is_answer(ssize_t result)
 	return result >= 0 || result == -ENOENT || result == -EACCES ||
 	       result == -ENAMETOOLONG || result == -EINVAL;
 }
+
+ssize_t varsym_link_target(const struct varsym_opts *o, const char *tmpl,
+			   size_t len, const struct varsym_caller *caller,
+			   char *out, size_t size)
+{
+	if (tmpl)
+		return varsym_template_expand(tmpl, len, caller, out, size);
+	return varsym_resolve_seed(o, caller, out, size);
+}

@@ -151,6 +151,19 @@ void varsym_opts_show(const struct varsym_opts *o,
 		      void (*show)(void *ctx, const char *key,
 				   const char *value),
 		      void *ctx);
+/*
+ * The same as one "key=value,key=value" text (what mountinfo shows, and the
+ * seed link's VARSYM_XATTR_OPTIONS), NUL-terminated in buf, cut to size:
+ * VARSYM_OPTS_TEXT_MAX bytes always hold it whole.  Returns its length.
+ */
+#define VARSYM_OPTS_TEXT_MAX (3 * VARSYM_PATH_MAX)
+size_t varsym_opts_text(const struct varsym_opts *o, char *buf, size_t size);
+/*
+ * Whether a foreign option is a word of fstab and mount(8) that no file
+ * system takes (defaults, noauto, nofail, x-*, the atime words...): a layer
+ * that passes the other foreign options on drops these.
+ */
+bool varsym_opt_mount_only(const char *key);
 
 static inline bool varsym_opts_seed_mode(const struct varsym_opts *o)
 {
@@ -172,6 +185,10 @@ ssize_t varsym_resolve_seed(const struct varsym_opts *o,
 ssize_t varsym_template_expand(const char *tmpl, size_t len,
 			       const struct varsym_caller *caller, char *out,
 			       size_t size);
+/* A link's target: its template's expansion, or the seed's (tmpl NULL). */
+ssize_t varsym_link_target(const struct varsym_opts *o, const char *tmpl,
+			   size_t len, const struct varsym_caller *caller,
+			   char *out, size_t size);
 /* 0 when tmpl is a well-formed template symlink(2) may store, or -EINVAL. */
 int varsym_template_check(const char *tmpl, size_t len);
 

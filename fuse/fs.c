@@ -93,10 +93,8 @@ static struct vsfuse_reader *thread_reader(void)
 static ssize_t compute(struct vsfuse *fs, const struct readlink_job *job,
 		       const struct varsym_caller *c, char *out, size_t size)
 {
-	if (job->seed)
-		return varsym_resolve_seed(&fs->opts, c, out, size);
-	return varsym_template_expand(job->template, job->template_len, c,
-				      out, size);
+	return varsym_link_target(&fs->opts, job->seed ? NULL : job->template,
+				  job->template_len, c, out, size);
 }
 
 /*

@@ -15,7 +15,7 @@
 
 struct vsfuse {
 	struct varsym_opts opts;
-	char options_text[3 * VARSYM_PATH_MAX];	/* as mountinfo shows them */
+	char options_text[VARSYM_OPTS_TEXT_MAX];	/* as mountinfo shows them */
 	int procfd;		/* /proc, for the callers' /proc/TID */
 	bool serves_others;	/* allow_other: every user's processes */
 	struct vsfuse_cache *cache;	/* NULL: read /proc every time */

@@ -74,31 +74,6 @@ static void usage(const char *progname)
 	       "\n", progname);
 }
 
-/*
- * Mount-layer words that mount(8) keeps to itself, and atime flags a FUSE
- * mount of libfuse 3.14 cannot take (we keep no times to update anyway).
- * Given to the program directly, as in an fstab line, they are accepted
- * and have no effect, as under mount(8).
- */
-static bool ignored_by_libfuse(const char *key)
-{
-	static const char *const words[] = {
-		"defaults", "auto", "noauto", "nofail", "_netdev", "user",
-		"nouser", "users", "owner", "group", "relatime", "norelatime",
-		"strictatime", "nostrictatime", "lazytime", "nolazytime",
-		"diratime", "nodiratime", "iversion", "noiversion", "silent",
-		"loud", "mand", "nomand",
-	};
-	size_t i;
-
-	if (!strncmp(key, "x-", 2))
-		return true;
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (!strcmp(key, words[i]))
-			return true;
-	return false;
-}
-
 static int opt_proc(void *data, const char *arg, int key,
 		    struct fuse_args *outargs)
 {
@@ -146,7 +121,8 @@ static int opt_proc(void *data, const char *arg, int key,
 	ret = varsym_opts_parse_one(cl->opts, copy, value, msg, sizeof(msg));
 	if (ret == VARSYM_OPT_FOREIGN && !strcmp(copy, "allow_other"))
 		cl->allow_other = true;
-	if (ret == VARSYM_OPT_FOREIGN && ignored_by_libfuse(copy))
+	/* fstab's words, accepted with no effect, as under mount(8) */
+	if (ret == VARSYM_OPT_FOREIGN && varsym_opt_mount_only(copy))
 		ret = 0;
 	free(copy);
 	if (ret < 0) {
@@ -158,16 +134,6 @@ static int opt_proc(void *data, const char *arg, int key,
 }
 
 #define FSNAME_MAX 1024
-
-/* Appends ",key=value" (no comma first) to the text in ctx. */
-static void options_add(void *ctx, const char *key, const char *value)
-{
-	char *text = ctx;
-	size_t len = strlen(text);
-
-	snprintf(text + len, 3 * VARSYM_PATH_MAX - len, "%s%s=%s",
-		 len ? "," : "", key, value);
-}
 
 /* text with ',' and '\\' escaped for libfuse's -o parser. */
 static char *escape_option(const char *text)
@@ -195,8 +161,8 @@ static int add_mount_options(struct fuse_args *args, struct vsfuse *fs,
 	char shown[FSNAME_MAX + 4], *opt, *escaped;
 	int ret;
 
-	fs->options_text[0] = '\0';
-	varsym_opts_show(&fs->opts, options_add, fs->options_text);
+	varsym_opts_text(&fs->opts, fs->options_text,
+			 sizeof(fs->options_text));
 	/*
 	 * The mount's data is one page: long options are cut short there, and
 	 * whole in the seed link's system.varsym_options.

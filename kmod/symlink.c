@@ -22,11 +22,9 @@ static ssize_t compute(struct inode *inode, struct varsymfs_caller *c,
 {
 	const struct varsymfs_template *t = varsymfs_template_of(inode);
 
-	if (t)
-		return varsym_template_expand(t->text, t->len, &c->core, target,
-					      PATH_MAX);
-	return varsym_resolve_seed(&varsymfs_sb(inode->i_sb)->opts, &c->core,
-				   target, PATH_MAX);
+	return varsym_link_target(&varsymfs_sb(inode->i_sb)->opts,
+				  t ? t->text : NULL, t ? t->len : 0, &c->core,
+				  target, PATH_MAX);
 }
 
 static u64 link_id(struct inode *inode)
@@ -167,35 +165,23 @@ static bool template_list(struct dentry *dentry)
 	return d_is_symlink(dentry) && varsymfs_template_of(d_inode(dentry));
 }
 
-struct options_text {
-	char *buf;
-	size_t len, size;
-};
-
-static void options_add(void *ctx, const char *key, const char *value)
-{
-	struct options_text *o = ctx;
-
-	o->len += scnprintf(o->buf + o->len, o->size - o->len, "%s%s=%s",
-			    o->len ? "," : "", key, value);
-}
-
 static int options_get(const struct xattr_handler *handler,
 		       struct dentry *unused, struct inode *inode,
 		       const char *name, void *buffer, size_t size)
 {
 	struct varsymfs_sb_info *sbi = varsymfs_sb(inode->i_sb);
-	struct options_text o = { .size = 3 * PATH_MAX };
+	size_t len;
+	char *text;
 	int ret;
 
 	if (!S_ISLNK(inode->i_mode) || varsymfs_template_of(inode))
 		return -ENODATA;
-	o.buf = kmalloc(o.size, GFP_KERNEL);
-	if (!o.buf)
+	text = kmalloc(VARSYM_OPTS_TEXT_MAX, GFP_KERNEL_ACCOUNT);
+	if (!text)
 		return -ENOMEM;
-	varsym_opts_show(&sbi->opts, options_add, &o);
-	ret = copy_value(o.buf, o.len, buffer, size);
-	kfree(o.buf);
+	len = varsym_opts_text(&sbi->opts, text, VARSYM_OPTS_TEXT_MAX);
+	ret = copy_value(text, len, buffer, size);
+	kfree(text);
 	return ret;
 }
 

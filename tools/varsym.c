@@ -39,8 +39,6 @@
 #endif
 
 /* The interface both implementations give: see docs/SEMANTICS.md. */
-#define XATTR_TEMPLATE VARSYM_XATTR_TEMPLATE
-#define XATTR_OPTIONS VARSYM_XATTR_OPTIONS
 
 #define MAX_LINKS 40		/* the kernel's MAXSYMLINKS */
 #define DETAIL 4		/* extra indent of a variant link's details */
@@ -214,7 +212,7 @@ static void note(void *ctx, const char *name, size_t name_len,
 /* 1 and v filled for a variant link, 0 for any other file, or -errno. */
 static int read_variant_at(const char *path, struct variant *v)
 {
-	static const char *const attrs[] = { XATTR_TEMPLATE, XATTR_OPTIONS };
+	static const char *const attrs[] = { VARSYM_XATTR_TEMPLATE, VARSYM_XATTR_OPTIONS };
 	ssize_t n;
 	size_t i;
 
@@ -282,10 +280,8 @@ static ssize_t expand(const struct variant *v, const struct varsym_opts *o,
 
 	x->print = print;
 	x->nothing = x->refused = false;
-	if (v->seed)
-		return varsym_resolve_seed(o, &c, out, VARSYM_PATH_MAX);
-	return varsym_template_expand(v->text, v->len, &c, out,
-				      VARSYM_PATH_MAX);
+	return varsym_link_target(o, v->seed ? NULL : v->text, v->len, &c,
+				  out, VARSYM_PATH_MAX);
 }
 
 static const char *why(const struct variant *v, const struct explaining *x,

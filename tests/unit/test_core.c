@@ -702,6 +702,84 @@ static void test_is_answer(void)
 		      rows[i].answer);
 }
 
+/* ---- one home for what every implementation does alike ---- */
+
+static void test_opts_text(void)
+{
+	static const struct {
+		const char *options;
+		const char *text;
+	} rows[] = {
+		{ "UNIVERSE", "var=UNIVERSE" },
+		{ "UNIVERSE,default=/ucb", "var=UNIVERSE,default=/ucb" },
+		{ "default=d,prefix=/u/,var=V", "var=V,prefix=/u/,default=d" },
+		{ "", "" },
+		{ "mode=1777", "mode=1777" },
+		{ "uid=1000,gid=100,mode=700", "uid=1000,gid=100,mode=700" },
+	};
+	struct varsym_opts o;
+	char msg[VARSYM_MSG_MAX], text[VARSYM_OPTS_TEXT_MAX];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		parse_opts(rows[i].options, &o, msg);
+		n = varsym_opts_text(&o, text, sizeof(text));
+		check(!strcmp(text, rows[i].text) && n == strlen(text),
+		      "opts_text(\"%s\") = \"%s\", not \"%s\"",
+		      rows[i].options, text, rows[i].text);
+	}
+	parse_opts("UNIVERSE,default=/ucb", &o, msg);
+	n = varsym_opts_text(&o, text, 8);
+	check(n == 7 && !strcmp(text, "var=UNI"),
+	      "opts_text cut to 8 bytes: \"%s\" (%zu)", text, n);
+	/* the longest options fit VARSYM_OPTS_TEXT_MAX */
+	varsym_opts_init(&o);
+	memset(o.var, 'V', VARSYM_NAME_MAX);
+	o.var_len = VARSYM_NAME_MAX;
+	memset(o.prefix, 'p', VARSYM_PATH_MAX / 2);
+	o.prefix_len = VARSYM_PATH_MAX / 2;
+	memset(o.dflt, 'd', VARSYM_PATH_MAX / 2 - 1);
+	o.dflt_len = VARSYM_PATH_MAX / 2 - 1;
+	o.given = VARSYM_OPT_VAR | VARSYM_OPT_PREFIX | VARSYM_OPT_DEFAULT;
+	n = varsym_opts_text(&o, text, sizeof(text));
+	check(n == strlen("var=,prefix=,default=") + VARSYM_NAME_MAX +
+	      VARSYM_PATH_MAX - 1, "the longest options text is whole (%zu)", n);
+}
+
+static void test_mount_only(void)
+{
+	static const struct {
+		const char *word;
+		bool mount_only;
+	} rows[] = {
+		{ "defaults", true }, { "noauto", true }, { "nofail", true },
+		{ "_netdev", true }, { "x-systemd.automount", true },
+		{ "relatime", true }, { "user", true }, { "rw", false },
+		{ "nosuid", false }, { "allow_other", false },
+		{ "fsname", false }, { "UNIVERSE", false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		check(varsym_opt_mount_only(rows[i].word) == rows[i].mount_only,
+		      "mount_only(%s) != %d", rows[i].word,
+		      rows[i].mount_only);
+}
+
+static void test_link_target(void)
+{
+	struct test_env e = { .env = "V=x", .len = 4 };
+	struct varsym_caller c = { .getenv = test_getenv, .ctx = &e };
+	struct varsym_opts o;
+	char msg[VARSYM_MSG_MAX], out[VARSYM_PATH_MAX];
+
+	parse_opts("V,prefix=/p/", &o, msg);
+	check(varsym_link_target(&o, NULL, 0, &c, out, sizeof(out)) == 4 &&
+	      !strcmp(out, "/p/x"), "link_target, seed: %s", out);
+	check(varsym_link_target(&o, "/t/${V}", 7, &c, out, sizeof(out)) == 4 &&
+	      !strcmp(out, "/t/x"), "link_target, template: %s", out);
+}
+
 int main(void)
 {
 	test_names();
@@ -716,6 +794,9 @@ int main(void)
 	test_limits();
 	test_auxv();
 	test_is_answer();
+	test_opts_text();
+	test_mount_only();
+	test_link_target();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
