@@ -27,6 +27,8 @@
  * hit neither allocates nor copies.  The last reference frees the answer
  * after a grace period.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jhash.h>
 #include <linux/overflow.h>
 #include <linux/rcupdate.h>

@@ -162,7 +162,8 @@ static int scan_area(struct varsymfs_caller *c, struct varsym_env_scan *s)
 		if (varsym_env_scan_feed(s, chunk, n))
 			return 0;
 		pos += n;
-		if (!offset_in_page(pos) && (err = next_page(c)))
+		err = offset_in_page(pos) ? 0 : next_page(c);
+		if (err)
 			return err;
 	}
 	if (end < c->env_end)
@@ -218,7 +219,8 @@ static int scan_string(struct varsymfs_caller *c, unsigned long str,
 			*budget -= len;
 			return 0;
 		}
-		if (!offset_in_page(str + len) && (err = next_page(c)))
+		err = offset_in_page(str + len) ? 0 : next_page(c);
+		if (err)
 			return err;
 	}
 }
@@ -241,7 +243,8 @@ static int scan_envp(struct varsymfs_caller *c, struct varsym_env_scan *s)
 			varsym_env_scan_cut(s);
 		if (ret)
 			break;
-		if ((ret = next_page(c)))
+		ret = next_page(c);
+		if (ret)
 			return ret;
 	}
 	return 0;

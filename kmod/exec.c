@@ -31,7 +31,7 @@
  * the list head, whose address it learnt at load time with an anchor
  * registered at the tail) at each execve and each mount, and inserts a
  * fresh copy of itself ahead when it finds a handler before it.  Watches
- * opened before that are no longer trusted (observer_epoch).
+ * opened before that are no longer trusted (first_observer).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,7 +57,7 @@ struct exec_watch {
 	struct callback_head end;	/* the task work, then the RCU head */
 	struct hlist_bl_node node;	/* in watches[] */
 	const struct task_struct *task;	/* identity only, never dereferenced */
-	unsigned int epoch;		/* observer_epoch at the first look */
+	unsigned int epoch;		/* first_observer() at the first look */
 	bool privileged;		/* a file of this execve gains privileges */
 };
 
@@ -76,9 +76,11 @@ static int anchor_load(struct linux_binprm *bprm)
 }
 
 #define OBSERVER { .module = THIS_MODULE, .load_binary = observe_exec }
+
 static struct linux_binfmt observers[OBSERVERS] = {
 	OBSERVER, OBSERVER, OBSERVER, OBSERVER,
 };
+
 /* Marks the end of the format list, to find its head (see exec_init). */
 static struct linux_binfmt anchor = {
 	.module = THIS_MODULE,
@@ -86,40 +88,47 @@ static struct linux_binfmt anchor = {
 };
 
 /*
- * observers_lock serialises re-insertion.  observers_used (how many copies
- * are in the list; the newest is the one that must be first) and
- * observer_epoch (bumped before each re-insertion) are read locklessly.
- * formats_head is written once at module load.
+ * observers_lock serialises re-insertion.  observers_used, how many copies
+ * are in the list (the newest must be first), is read locklessly: it is
+ * also the epoch of the watches (see first_observer).  formats_head is
+ * written once at module load.
  */
 static DEFINE_MUTEX(observers_lock);
 static unsigned int observers_used;
-static unsigned int observer_epoch;
-static const struct list_head *formats_head;
+static const struct list_head *formats_head;	/* set before the count */
 
 /*
- * True when the newest observer is the first format in the list.  Reads
- * its list node's predecessor without binfmt_lock (which is not ours): a
- * pointer compared, never followed.
+ * Whether the newest observer is the first format in the list: its number
+ * (1 for the one inserted at load), the epoch a watch opened now gets, or
+ * EPOCH_UNTRUSTED.  A watch opened under another number may have missed a
+ * file that a format ahead of its observer handled.  Reads the observer's
+ * list node's predecessor without binfmt_lock, which is not ours: a
+ * pointer compared, never followed, so a racing insertion only makes the
+ * answer "not first".
  */
-static bool observer_first(void)
+static unsigned int first_observer(void)
 {
+	/* pairs with keep_ahead(): the copy counted is in the list */
 	unsigned int used = smp_load_acquire(&observers_used);
+	const struct list_head *prev;
 
-	return formats_head && used &&
-	       data_race(READ_ONCE(observers[used - 1].lh.prev)) == formats_head;
+	if (!formats_head || !used)
+		return EPOCH_UNTRUSTED;
+	/* data_race(): insert_binfmt() writes it under binfmt_lock */
+	prev = data_race(READ_ONCE(observers[used - 1].lh.prev));
+	return prev == formats_head ? used : EPOCH_UNTRUSTED;
 }
 
 /* Puts a fresh observer ahead of whatever got ahead of ours. */
 static void keep_ahead(void)
 {
 	mutex_lock(&observers_lock);
-	if (!observer_first() && formats_head) {
+	if (first_observer() == EPOCH_UNTRUSTED && formats_head) {
 		if (observers_used == OBSERVERS) {
 			pr_warn_once("a binary format keeps registering ahead of the exec observer: walks inside execve resolve as secure-exec until the module is reloaded\n");
 		} else {
-			/* watches opened so far may have missed a file */
-			WRITE_ONCE(observer_epoch, observer_epoch + 1);
 			insert_binfmt(&observers[observers_used]);
+			/* pairs with first_observer(): in the list, then counted */
 			smp_store_release(&observers_used, observers_used + 1);
 			pr_info("a binary format was registered ahead of the exec observer: observer re-inserted at the head\n");
 		}
@@ -179,14 +188,6 @@ static bool file_gains_privileges(struct file *file)
 	}
 }
 
-static unsigned int trusted_epoch(void)
-{
-	unsigned int epoch = READ_ONCE(observer_epoch);
-
-	smp_rmb();		/* the epoch before the place: see keep_ahead */
-	return observer_first() ? epoch : EPOCH_UNTRUSTED;
-}
-
 static int observe_exec(struct linux_binprm *bprm)
 {
 	bool privileged = bprm->secureexec ||
@@ -194,14 +195,14 @@ static int observe_exec(struct linux_binprm *bprm)
 	struct hlist_bl_head *b;
 	struct exec_watch *w;
 
-	if (!observer_first())
+	if (first_observer() == EPOCH_UNTRUSTED)
 		keep_ahead();
 	rcu_read_lock();
 	w = current_watch();
 	rcu_read_unlock();
 	if (w) {		/* an interpreter of this same execve */
 		w->privileged |= privileged;
-		if (trusted_epoch() != w->epoch)
+		if (first_observer() != w->epoch)
 			w->epoch = EPOCH_UNTRUSTED;
 		return -ENOEXEC;
 	}
@@ -210,7 +211,7 @@ static int observe_exec(struct linux_binprm *bprm)
 		return -ENOMEM;
 	w->task = current;
 	w->privileged = privileged;
-	w->epoch = trusted_epoch();
+	w->epoch = first_observer();
 	init_task_work(&w->end, end_watch);
 	/* fails only for a task that is exiting: its exec is over anyway */
 	if (task_work_add(current, &w->end, TWA_RESUME)) {
@@ -248,7 +249,7 @@ enum varsymfs_exec_walk varsymfs_exec_walk(void)
 	/* a watch outlives in_execve only until the return to user space */
 	if (!current->in_execve)
 		return VARSYMFS_EXEC_NONE;
-	epoch = trusted_epoch();
+	epoch = first_observer();
 	rcu_read_lock();
 	w = current_watch();
 	if (w)
@@ -265,7 +266,7 @@ enum varsymfs_exec_walk varsymfs_exec_walk(void)
 	 * interpreter unseen); elsewhere nothing of the program is opened
 	 * yet, and nothing should walk.
 	 */
-	if (VARSYMFS_PROGRAM_OPENED_IN_EXECVE && epoch == 0)
+	if (VARSYMFS_PROGRAM_OPENED_IN_EXECVE && epoch == 1)
 		return VARSYMFS_EXEC_PROGRAM;
 	return VARSYMFS_EXEC_SECURE;
 }
@@ -273,7 +274,7 @@ enum varsymfs_exec_walk varsymfs_exec_walk(void)
 /* At mount: a handler may have got ahead since the last execve. */
 void varsymfs_exec_keep_ahead(void)
 {
-	if (!observer_first())
+	if (first_observer() == EPOCH_UNTRUSTED)
 		keep_ahead();
 }
 
@@ -281,7 +282,6 @@ int varsymfs_exec_init(void)
 {
 	register_binfmt(&anchor);
 	insert_binfmt(&observers[0]);
-	smp_store_release(&observers_used, 1);
 	/*
 	 * The list is circular: between the anchor, just added at its tail,
 	 * and the observer, just added at its head, the one node is the head
@@ -293,6 +293,8 @@ int varsymfs_exec_init(void)
 		formats_head = anchor.lh.next;
 	else
 		pr_warn("cannot find the head of the binary formats: walks inside execve resolve as secure-exec\n");
+	/* pairs with first_observer(): formats_head, then the count */
+	smp_store_release(&observers_used, 1);
 	return 0;
 }
 

@@ -14,6 +14,8 @@
  * messages.  So every parameter goes to the shared core's parser, and its
  * message to the mount API's log (mount(8) and fsconfig(2) users see it).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fs_context.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>

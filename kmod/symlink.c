@@ -10,6 +10,8 @@
  * is no ->readlink and no i_link: the VFS would serve a cached i_link to
  * every process alike.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/namei.h>
 #include <linux/slab.h>
 #include <linux/xattr.h>
