@@ -15,7 +15,9 @@
 # The shared core (core/) is compiled into every program here and, by
 # kbuild, into the kernel module (kmod/).
 
-VERSION := 0.1.0
+# The one version: dkms.conf's (DKMS wants it there); the module's Kbuild
+# reads it too, and scripts/build-deb checks debian/changelog against it.
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 B := build
 PYTHON := /usr/bin/python3
 
@@ -29,10 +31,10 @@ FUSE_LIBS = $(shell pkg-config --libs fuse3)
 
 CORE_SRC := core/env.c core/options.c core/process.c core/resolve.c \
 	core/template.c
-CORE_HDR := core/varsym.h core/varsym_port.h core/internal.h
+CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
 	fuse/pool.c fuse/cache.c
-FUSE_HDR := fuse/fs.h fuse/dir.h fuse/vsfuse.h fuse/pool.h fuse/cache.h
+FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h fuse/cache.h
 
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \
 	check unit conformance sanitized tsan fuzz clean bench
@@ -137,7 +139,7 @@ $(B)/test_core: $(CORE_SRC) $(CORE_HDR) tests/unit/test_core.c | $(B)
 
 # How the daemon reads /proc: its parsers, against recorded kernel stacks.
 DAEMON_PARSERS := fuse/caller.c fuse/reader.c
-$(B)/test_daemon: $(CORE_SRC) $(CORE_HDR) $(DAEMON_PARSERS) fuse/vsfuse.h \
+$(B)/test_daemon: $(CORE_SRC) $(CORE_HDR) $(DAEMON_PARSERS) fuse/caller.h fuse/reader.h \
 		tests/unit/test_daemon.c | $(B)
 	$(CC) $(CPPFLAGS) -Ifuse $(CFLAGS) $(WARN) -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o $@ $(CORE_SRC) $(DAEMON_PARSERS) \

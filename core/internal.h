@@ -5,7 +5,7 @@
 #ifndef VARSYM_INTERNAL_H
 #define VARSYM_INTERNAL_H
 
-#include "varsym.h"
+#include "varsym_core.h"
 
 /* A byte of a variable name: [A-Za-z_], and [0-9] after the first. */
 static inline bool varsym_name_char(char c, bool first)

@@ -7,7 +7,7 @@
  * messages.  A bare word is the seed's variable (-o UNIVERSE) unless it is an
  * option of the mount layer, which the caller's layer handles.
  */
-#include "varsym.h"
+#include "varsym_core.h"
 
 /*
  * Words that mount(8), the VFS or FUSE take for themselves.  They are never

@@ -43,7 +43,7 @@
 #include <linux/netlink.h>
 
 #include "cache.h"
-#include "vsfuse.h"
+#include "caller.h"
 
 #define BUCKETS 1024
 #define ANSWERS 8		/* links remembered per thread */

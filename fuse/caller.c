@@ -32,7 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vsfuse.h"
+#include "caller.h"
+#include "reader.h"
 
 /* Reads a small /proc file whole; -errno if it cannot be read. */
 static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size)

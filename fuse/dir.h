@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "varsym.h"
+#include "varsym_core.h"
 
 /*
  * A link.  Its FUSE inode number is its address (the node lives until the

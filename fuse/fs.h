@@ -11,7 +11,8 @@
 #include "cache.h"
 #include "dir.h"
 #include "pool.h"
-#include "vsfuse.h"
+#include "caller.h"
+#include "reader.h"
 
 struct vsfuse {
 	struct varsym_opts opts;

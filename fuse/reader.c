@@ -37,7 +37,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "vsfuse.h"
+#include "caller.h"
+#include "reader.h"
 
 #define CHUNK 4096
 #define PTR_BATCH 64

@@ -353,4 +353,4 @@ MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Variant symbolic links: targets chosen by the caller's environment");
 MODULE_AUTHOR("The varsymfs authors");
 MODULE_ALIAS_FS("varsymfs");
-MODULE_VERSION(VARSYMFS_VERSION);
+MODULE_VERSION(VARSYM_VERSION);

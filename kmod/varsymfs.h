@@ -8,7 +8,7 @@
 #include <linux/fs.h>
 
 #include "compat.h"
-#include "varsym.h"
+#include "varsym_core.h"
 
 #define VARSYMFS_MAGIC 0x76617273	/* "vars" */
 #define VARSYMFS_ROOT_INO 1

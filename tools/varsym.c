@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "errno_name.h"
-#include "varsym.h"
+#include "varsym_core.h"
 
 #ifndef VARSYM_VERSION
 #define VARSYM_VERSION "unknown"

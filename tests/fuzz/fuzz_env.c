@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "varsym.h"
+#include "varsym_core.h"
 
 /* The obvious reading, to compare with. */
 static ssize_t reference(const char *env, size_t len, const char *name,

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "varsym.h"
+#include "varsym_core.h"
 
 struct shown {
 	char text[4 * VARSYM_PATH_MAX];

@@ -59,12 +59,13 @@ pytest_terminal_summary = _c.pytest_terminal_summary
 
 # ---- facts about the tree ----------------------------------------------------
 
-def makefile_version():
-    with open(os.path.join(REPO, "Makefile")) as f:
-        return re.search(r"^VERSION := (\S+)$", f.read(), re.M).group(1)
+def project_version():
+    """The one version: dkms.conf's PACKAGE_VERSION (the Makefile's too)."""
+    with open(os.path.join(REPO, "dkms.conf")) as f:
+        return re.search(r'^PACKAGE_VERSION="(\S+)"$', f.read(), re.M).group(1)
 
 
-VERSION = makefile_version()
+VERSION = project_version()
 
 
 def kernels():

@@ -57,7 +57,7 @@ def test_standard_sections_and_version(name):
     assert th, "no .TH line"
     assert th.group(1) == name.split(".")[0].upper()
     assert th.group(2) == name[-1]
-    assert th.group(3) == VERSION, "the pages' version is the Makefile's"
+    assert th.group(3) == VERSION, "the pages' version is the project's (dkms.conf)"
     sections = re.findall(r"^\.SH (.+)$", roff, re.M)
     for want in ("NAME", "SYNOPSIS", "DESCRIPTION", "SEE ALSO"):
         assert want in sections

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "varsym.h"
+#include "varsym_core.h"
 
 static int passed, failed;
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vsfuse.h"
+#include "caller.h"
 
 static int passed, failed;
 

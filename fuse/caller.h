@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vsfuse.h - the FUSE implementation of varsymfs: the caller of a request
- * (caller.c) and the reader of its memory (reader.c).
+ * caller.h - the thread behind a FUSE request, seen through /proc
+ * (caller.c).
  */
-#ifndef VSFUSE_H
-#define VSFUSE_H
+#ifndef VSFUSE_CALLER_H
+#define VSFUSE_CALLER_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
-#include "varsym.h"
+#include "varsym_core.h"
 
 struct vsfuse_reader;
 
@@ -71,21 +71,4 @@ enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
 				    uint64_t *envp, unsigned int *ptr_size);
 enum vsfuse_phase vsfuse_exec_phase(const char *stack);
 
-/*
- * reader.c: a process that reads a caller's memory for us, killed when it
- * misses the deadline (it may be blocked on memory the caller controls).
- */
-int vsfuse_reader_new(struct vsfuse_reader **r);
-void vsfuse_reader_free(struct vsfuse_reader *r);
-/*
- * The value of a variable of c's environment (c->source: environ or
- * envp), as the core's getenv() returns it, or -EPERM when /proc/TID/mem
- * may not be read, -ETIMEDOUT when the reader missed c->deadline.
- */
-ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
-			     const struct vsfuse_caller *c, const char *name,
-			     size_t name_len, char *buf, size_t size);
-/* Whether a reader still runs that was given up on for uid's caller. */
-bool vsfuse_reader_stuck_for(uid_t uid);
-
-#endif /* VSFUSE_H */
+#endif /* VSFUSE_CALLER_H */

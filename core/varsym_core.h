@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * varsym.h - the shared core of varsymfs.
+ * varsym_core.h - the shared core of varsymfs: its whole interface.
  *
  * Everything that both the kernel module and the FUSE daemon must agree on
  * lives behind this header: variable names, the environment-block scanner,
  * the mount-option parser, seed-mode resolution and templates.  The core
  * never allocates, never sleeps and never touches a process: the callers
  * bring the bytes of the environment and a buffer for the answer.
+ *
+ * Names: varsym_ is this core's prefix; varsymfs_ the kernel module's
+ * (kmod/), vsfuse_ the FUSE daemon's (fuse/).  The varsym command
+ * (tools/varsym.c) is a user of the core like the other two.
  */
-#ifndef VARSYM_H
-#define VARSYM_H
+#ifndef VARSYM_CORE_H
+#define VARSYM_CORE_H
 
 #include "varsym_port.h"
 
@@ -207,4 +211,4 @@ bool varsym_is_answer(ssize_t result);
  */
 int varsym_auxv_secure(const void *auxv, size_t len, size_t word);
 
-#endif /* VARSYM_H */
+#endif /* VARSYM_CORE_H */

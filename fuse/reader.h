@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * reader.h - reading a caller's environment in a process of its own, under
+ * a deadline (reader.c).
+ */
+#ifndef VSFUSE_READER_H
+#define VSFUSE_READER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "caller.h"
+
+/*
+ * A process that reads a caller's memory for us, killed when it
+ * misses the deadline (it may be blocked on memory the caller controls).
+ */
+int vsfuse_reader_new(struct vsfuse_reader **r);
+void vsfuse_reader_free(struct vsfuse_reader *r);
+/*
+ * The value of a variable of c's environment (c->source: environ or
+ * envp), as the core's getenv() returns it, or -EPERM when /proc/TID/mem
+ * may not be read, -ETIMEDOUT when the reader missed c->deadline.
+ */
+ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
+			     const struct vsfuse_caller *c, const char *name,
+			     size_t name_len, char *buf, size_t size);
+/* Whether a reader still runs that was given up on for uid's caller. */
+bool vsfuse_reader_stuck_for(uid_t uid);
+
+#endif /* VSFUSE_READER_H */
