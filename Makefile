@@ -97,6 +97,12 @@ $(B)/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) $(LDFLAGS) -o $@ \
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
+# The benchmarks' daemon: the same, with --naive and --constant= (bench/run).
+$(B)/bench/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
+	@mkdir -p $(B)/bench
+	$(CC) $(CPPFLAGS) -DVSFUSE_BENCH $(CFLAGS) $(WARN) $(FUSE_CFLAGS) \
+		$(LDFLAGS) -o $@ $(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
+
 # The command-line tool: explains a path walk through variant links.
 $(B)/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c tools/errno_name.h | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $(CORE_SRC) tools/varsym.c
@@ -172,7 +178,7 @@ check: deps-test deps-kmod deps-fuzz deps-package
 # numbers in build/bench/.  bench/run --quick is a seconds-long smoke test.
 bench: deps-build deps-kmod
 	@scripts/deps bench
-	@$(MAKE) --no-print-directory all kmod
+	@$(MAKE) --no-print-directory all kmod $(B)/bench/varsymfs
 	@bench/run
 
 # make install: the FUSE program, the varsym command, man pages, docs and

@@ -22,7 +22,7 @@ struct vsfuse {
 	struct vsfuse_cache *cache;	/* NULL: read /proc every time */
 	struct vsfuse_pool *pool;	/* when serves_others */
 	struct vsfuse_dir dir;
-	/* for benchmarks: --naive, --constant=TARGET (see main.c) */
+	/* the benchmarks' build only: --naive, --constant=TARGET (main.c) */
 	bool naive;
 	const char *constant;
 };

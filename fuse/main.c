@@ -23,7 +23,7 @@
 #define VARSYM_VERSION "unknown"
 #endif
 
-enum { KEY_HELP, KEY_VERSION, KEY_NAIVE, KEY_CONSTANT, KEY_MULTITHREAD };
+enum { KEY_HELP, KEY_VERSION, KEY_MULTITHREAD, KEY_NAIVE, KEY_CONSTANT };
 
 struct cmdline {
 	struct vsfuse *fs;
@@ -38,9 +38,11 @@ static const struct fuse_opt cmdline_spec[] = {
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
 	FUSE_OPT_KEY("--version", KEY_VERSION),
-	FUSE_OPT_KEY("--naive", KEY_NAIVE),
 	FUSE_OPT_KEY("--multithread", KEY_MULTITHREAD),
+#ifdef VSFUSE_BENCH
+	FUSE_OPT_KEY("--naive", KEY_NAIVE),
 	FUSE_OPT_KEY("--constant=", KEY_CONSTANT),
+#endif
 	FUSE_OPT_END
 };
 
@@ -63,14 +65,18 @@ static void usage(const char *progname)
 	       "SOURCE is ignored (write 'none'). Run as root, the mount serves\n"
 	       "every user (allow_other is implied).\n"
 	       "\n"
-	       "Threads: one on machines of 1 or 2 CPUs (a request served on the\n"
-	       "caller's CPU is cheapest there), libfuse's pool of workers on\n"
-	       "larger ones.  -s forces one thread, --multithread the pool.\n"
+	       "Threads: one reads requests on machines of 1 or 2 CPUs (a request\n"
+	       "served on the caller's CPU is cheapest there), libfuse's pool on\n"
+	       "larger ones; -s forces one, --multithread the pool.  Serving every\n"
+	       "user, the daemon hands what its cache cannot answer to workers of\n"
+	       "its own, and reads callers' environments in child processes.\n"
+#ifdef VSFUSE_BENCH
 	       "\n"
-	       "For benchmarks only:\n"
+	       "This is the benchmarks' build, with two more options:\n"
 	       "    --naive           read /proc/PID/environ on every request, as a\n"
 	       "                      straightforward FUSE server would\n"
 	       "    --constant=TARGET answer TARGET to everyone: the FUSE floor\n"
+#endif
 	       "\n", progname);
 }
 
@@ -92,12 +98,14 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_MULTITHREAD:
 		cl->multithread = true;
 		return 0;
+#ifdef VSFUSE_BENCH
 	case KEY_NAIVE:
 		cl->fs->naive = true;
 		return 0;
 	case KEY_CONSTANT:
 		cl->fs->constant = arg + strlen("--constant=");
 		return 0;
+#endif
 	case FUSE_OPT_KEY_NONOPT:
 		if (cl->npositional == 2) {
 			fprintf(stderr, "varsymfs: unexpected argument '%s'\n",
