@@ -139,14 +139,14 @@ fuzz: deps-fuzz
 	scripts/fuzz $(FUZZ_SECONDS)
 
 # The unit tests always run with AddressSanitizer and UBSan.
-$(B)/test_core: $(CORE_SRC) $(CORE_HDR) tests/unit/test_core.c | $(B)
+$(B)/test_core: $(CORE_SRC) $(CORE_HDR) tests/unit/test_core.c tests/unit/check.h | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o $@ $(CORE_SRC) tests/unit/test_core.c
 
 # How the daemon reads /proc: its parsers, against recorded kernel stacks.
 DAEMON_PARSERS := fuse/caller.c fuse/reader.c
 $(B)/test_daemon: $(CORE_SRC) $(CORE_HDR) $(DAEMON_PARSERS) fuse/caller.h fuse/reader.h \
-		tests/unit/test_daemon.c | $(B)
+		tests/unit/test_daemon.c tests/unit/check.h | $(B)
 	$(CC) $(CPPFLAGS) -Ifuse $(CFLAGS) $(WARN) -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o $@ $(CORE_SRC) $(DAEMON_PARSERS) \
 		tests/unit/test_daemon.c

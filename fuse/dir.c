@@ -57,9 +57,9 @@ static struct vsfuse_node *new_node(struct vsfuse_dir *d, const char *name,
 		return NULL;
 	}
 	n->st_ino = d->next_ino++;
-	n->uid = uid;
-	n->gid = gid;
-	n->atime = n->mtime = n->ctime = now();
+	n->attr.uid = uid;
+	n->attr.gid = gid;
+	n->attr.atime = n->attr.mtime = n->attr.ctime = now();
 	return n;
 }
 
@@ -83,7 +83,7 @@ static void unlink_node(struct vsfuse_dir *d, struct vsfuse_node *n)
 	}
 	free(n->name);
 	n->name = NULL;
-	n->ctime = now();
+	n->attr.ctime = now();
 	if (!n->nlookup) {
 		free_node(n);
 		return;
@@ -94,7 +94,7 @@ static void unlink_node(struct vsfuse_dir *d, struct vsfuse_node *n)
 
 static void touch(struct vsfuse_dir *d)
 {
-	d->mtime = d->ctime = now();
+	d->attr.mtime = d->attr.ctime = now();
 }
 
 int vsfuse_dir_init(struct vsfuse_dir *d, const struct varsym_opts *o,
@@ -102,19 +102,19 @@ int vsfuse_dir_init(struct vsfuse_dir *d, const struct varsym_opts *o,
 {
 	memset(d, 0, sizeof(*d));
 	d->next_ino = FUSE_ROOT_ID + 1;
-	d->atime = d->mtime = d->ctime = now();
+	d->attr.atime = d->attr.mtime = d->attr.ctime = now();
 	if (pthread_rwlock_init(&d->lock, NULL))
 		return -1;
 	if (varsym_opts_seed_mode(o)) {
 		d->mode = VARSYM_SEED_ROOT_MODE;
-		d->uid = uid;
-		d->gid = gid;
+		d->attr.uid = uid;
+		d->attr.gid = gid;
 		d->nodes = new_node(d, VARSYM_SEED_LINK_NAME, NULL, uid, gid);
 		return d->nodes ? 0 : -1;
 	}
 	d->mode = o->mode;
-	d->uid = o->given & VARSYM_OPT_UID ? o->uid : uid;
-	d->gid = o->given & VARSYM_OPT_GID ? o->gid : gid;
+	d->attr.uid = o->given & VARSYM_OPT_UID ? o->uid : uid;
+	d->attr.gid = o->given & VARSYM_OPT_GID ? o->gid : gid;
 	return 0;
 }
 
@@ -229,7 +229,7 @@ static int rename_locked(struct vsfuse_dir *d, const char *name,
 		swap = from->name;
 		from->name = to->name;
 		to->name = swap;
-		to->ctime = now();
+		to->attr.ctime = now();
 	} else {
 		swap = strdup(newname);
 		if (!swap)
@@ -239,7 +239,7 @@ static int rename_locked(struct vsfuse_dir *d, const char *name,
 		free(from->name);
 		from->name = swap;
 	}
-	from->ctime = now();
+	from->attr.ctime = now();
 	touch(d);
 	return 0;
 }
@@ -255,6 +255,15 @@ int vsfuse_dir_rename(struct vsfuse_dir *d, const char *name,
 	return err;
 }
 
+static void fill_attr(struct stat *st, const struct vsfuse_attr *a)
+{
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_atim = a->atime;
+	st->st_mtim = a->mtime;
+	st->st_ctim = a->ctime;
+}
+
 void vsfuse_dir_root_attr(struct vsfuse_dir *d, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -262,11 +271,7 @@ void vsfuse_dir_root_attr(struct vsfuse_dir *d, struct stat *st)
 	st->st_nlink = 2;
 	pthread_rwlock_rdlock(&d->lock);
 	st->st_mode = S_IFDIR | d->mode;
-	st->st_uid = d->uid;
-	st->st_gid = d->gid;
-	st->st_atim = d->atime;
-	st->st_mtim = d->mtime;
-	st->st_ctim = d->ctime;
+	fill_attr(st, &d->attr);
 	pthread_rwlock_unlock(&d->lock);
 }
 
@@ -282,11 +287,7 @@ void vsfuse_dir_link_attr(struct vsfuse_dir *d, const struct vsfuse_node *n,
 	st->st_mode = S_IFLNK | 0777;
 	pthread_rwlock_rdlock(&d->lock);
 	st->st_nlink = n->name ? 1 : 0;
-	st->st_uid = n->uid;
-	st->st_gid = n->gid;
-	st->st_atim = n->atime;
-	st->st_mtim = n->mtime;
-	st->st_ctim = n->ctime;
+	fill_attr(st, &n->attr);
 	pthread_rwlock_unlock(&d->lock);
 }
 
@@ -294,12 +295,6 @@ void vsfuse_dir_link_attr(struct vsfuse_dir *d, const struct vsfuse_node *n,
 		  FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | \
 		  FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW | \
 		  FUSE_SET_ATTR_CTIME)
-
-static void set_time(struct timespec *t, const struct timespec *given,
-		     bool to_now, struct timespec at)
-{
-	*t = to_now ? at : *given;
-}
 
 /*
  * Owner, group and times of links and of the directory, and the
@@ -310,37 +305,23 @@ int vsfuse_dir_setattr(struct vsfuse_dir *d, struct vsfuse_node *n,
 		       const struct stat *attr, int to_set)
 {
 	struct timespec t = now();
+	struct vsfuse_attr *a;
 
 	if ((to_set & ~SETTABLE) || (n && (to_set & FUSE_SET_ATTR_MODE)))
 		return -EPERM;
 	pthread_rwlock_wrlock(&d->lock);
-	if (!n) {
-		if (to_set & FUSE_SET_ATTR_MODE)
-			d->mode = attr->st_mode & 07777;
-		if (to_set & FUSE_SET_ATTR_UID)
-			d->uid = attr->st_uid;
-		if (to_set & FUSE_SET_ATTR_GID)
-			d->gid = attr->st_gid;
-		if (to_set & FUSE_SET_ATTR_ATIME)
-			set_time(&d->atime, &attr->st_atim,
-				 to_set & FUSE_SET_ATTR_ATIME_NOW, t);
-		if (to_set & FUSE_SET_ATTR_MTIME)
-			set_time(&d->mtime, &attr->st_mtim,
-				 to_set & FUSE_SET_ATTR_MTIME_NOW, t);
-		d->ctime = t;
-	} else {
-		if (to_set & FUSE_SET_ATTR_UID)
-			n->uid = attr->st_uid;
-		if (to_set & FUSE_SET_ATTR_GID)
-			n->gid = attr->st_gid;
-		if (to_set & FUSE_SET_ATTR_ATIME)
-			set_time(&n->atime, &attr->st_atim,
-				 to_set & FUSE_SET_ATTR_ATIME_NOW, t);
-		if (to_set & FUSE_SET_ATTR_MTIME)
-			set_time(&n->mtime, &attr->st_mtim,
-				 to_set & FUSE_SET_ATTR_MTIME_NOW, t);
-		n->ctime = t;
-	}
+	a = n ? &n->attr : &d->attr;
+	if (to_set & FUSE_SET_ATTR_MODE)
+		d->mode = attr->st_mode & 07777;
+	if (to_set & FUSE_SET_ATTR_UID)
+		a->uid = attr->st_uid;
+	if (to_set & FUSE_SET_ATTR_GID)
+		a->gid = attr->st_gid;
+	if (to_set & FUSE_SET_ATTR_ATIME)
+		a->atime = to_set & FUSE_SET_ATTR_ATIME_NOW ? t : attr->st_atim;
+	if (to_set & FUSE_SET_ATTR_MTIME)
+		a->mtime = to_set & FUSE_SET_ATTR_MTIME_NOW ? t : attr->st_mtim;
+	a->ctime = t;
 	pthread_rwlock_unlock(&d->lock);
 	return 0;
 }

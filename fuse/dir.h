@@ -13,6 +13,13 @@
 
 #include "varsym_core.h"
 
+/* Owner and times, which setattr changes alike for a link and the directory. */
+struct vsfuse_attr {
+	uid_t uid;
+	gid_t gid;
+	struct timespec atime, mtime, ctime;
+};
+
 /*
  * A link.  Its FUSE inode number is its address (the node lives until the
  * kernel forgets it); st_ino is its own, never reused.  Under the
@@ -25,9 +32,7 @@ struct vsfuse_node {
 	char *name;			/* NULL once unlinked */
 	char *template;			/* NULL: the seed link */
 	size_t template_len;
-	uid_t uid;
-	gid_t gid;
-	struct timespec atime, mtime, ctime;
+	struct vsfuse_attr attr;
 };
 
 /*
@@ -40,9 +45,7 @@ struct vsfuse_dir {
 	struct vsfuse_node *orphans;	/* unlinked, still known to the kernel */
 	uint64_t next_ino;
 	mode_t mode;
-	uid_t uid;
-	gid_t gid;
-	struct timespec atime, mtime, ctime;
+	struct vsfuse_attr attr;
 };
 
 /* Seed mode: the one link "resolve"; else empty.  0 or -1. */

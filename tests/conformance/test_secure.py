@@ -5,10 +5,10 @@ Real setuid-root binaries, run by the unprivileged user nobody.
 """
 import os
 import shutil
-import subprocess
 
 import pytest
 
+from attack import gcc_program
 from conftest import run
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0,
@@ -59,19 +59,6 @@ def test_setgid_counts_too(varsymfs, probe, public_dir):
                           probe=sgid) == "ok /ucb"
 
 
-def build_with_loader(public_dir, loader, name):
-    """A setuid-root program whose ELF interpreter path is `loader`."""
-    src = os.path.join(public_dir, name + ".c")
-    with open(src, "w") as f:
-        f.write('#include <stdio.h>\n#include <unistd.h>\n'
-                'int main(void) { printf("real euid=%d\\n", (int)geteuid());'
-                ' return 0; }\n')
-    exe = os.path.join(public_dir, name)
-    subprocess.run(["gcc", "-o", exe, src, f"-Wl,--dynamic-linker={loader}"],
-                   check=True, env={"PATH": "/usr/bin:/bin"})
-    return exe
-
-
 def loader_universes(public_dir, build):
     """Universe 'good' holds the real loader, 'evil' a fake one."""
     real = os.path.realpath("/lib64/ld-linux-x86-64.so.2")
@@ -93,7 +80,7 @@ def test_setuid_program_loader_is_never_the_callers(varsymfs, build, public_dir)
     chose another: otherwise any user could run code as root."""
     roots = loader_universes(public_dir, build)
     m = varsymfs(f"LOADER,default={roots['good']}")
-    exe = build_with_loader(public_dir, m.link + "/ld.so", "suid-prog")
+    exe = gcc_program(public_dir, m.link + "/ld.so", "suid-prog")
     os.chown(exe, 0, 0)
     os.chmod(exe, 0o4755)
     # directly, with the caller's exec-time environment
@@ -113,7 +100,7 @@ def test_setuid_program_loader_race(varsymfs, build, public_dir):
     environment choose."""
     roots = loader_universes(public_dir, build)
     m = varsymfs(f"LOADER,default={roots['good']}")
-    exe = build_with_loader(public_dir, m.link + "/ld.so", "suid-prog")
+    exe = gcc_program(public_dir, m.link + "/ld.so", "suid-prog")
     os.chown(exe, 0, 0)
     os.chmod(exe, 0o4755)
     p = run(["/bin/sh", "-c", f"i=0; while [ $i -lt 300 ]; do {exe}; "
@@ -130,7 +117,7 @@ def test_unprivileged_program_loader(varsymfs, build, public_dir, impl):
     tell, so it always gives the default (docs/SEMANTICS.md)."""
     roots = loader_universes(public_dir, build)
     m = varsymfs(f"LOADER,default={roots['good']}")
-    exe = build_with_loader(public_dir, m.link + "/ld.so", "plain-prog")
+    exe = gcc_program(public_dir, m.link + "/ld.so", "plain-prog")
     p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe], env={},
             user="nobody")
     if impl == "kernel":

@@ -11,24 +11,8 @@
 #include <string.h>
 
 #include "varsym_core.h"
+#include "check.h"
 
-static int passed, failed;
-
-static void VARSYM_PRINTF(2, 3) check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fprintf(stderr, "FAIL: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static const char *err_name(ssize_t e)
 {
@@ -797,6 +781,5 @@ int main(void)
 	test_opts_text();
 	test_mount_only();
 	test_link_target();
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return report();
 }

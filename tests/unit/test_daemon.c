@@ -19,24 +19,8 @@
 #include <string.h>
 
 #include "caller.h"
+#include "check.h"
 
-static int passed, failed;
-
-static void VARSYM_PRINTF(2, 3) check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	fprintf(stderr, "FAIL: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void test_syscall_lines(void)
 {
@@ -195,6 +179,5 @@ int main(int argc, char *argv[])
 	test_syscall_lines();
 	test_stack_shapes();
 	test_recorded_stacks(argc > 1 ? argv[1] : "tests/unit/stacks");
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return report();
 }
