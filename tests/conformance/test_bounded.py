@@ -120,6 +120,14 @@ def start_root_readlink(build, m):
               env={"UNIVERSE": ROOT_VALUE}, stdin=False)
 
 
+def ask_root(build, m):
+    """Root asks while the attack is in place: (its Bg, asked, answered)."""
+    asked = time.monotonic()
+    root = start_root_readlink(build, m)
+    root.wait_line(answer, WAIT)
+    return root, asked, time.monotonic()
+
+
 def daemon_threads(pid):
     """Where the daemon's threads are: system call and wait channel."""
     out = []
@@ -276,10 +284,7 @@ def test_d1_envp_string_in_a_stalled_file(impl, build, stall, root_mount):
                              + attacker.describe())
             time.sleep(0.05)
         daemon = daemon_threads(m.daemon.pid)
-        asked = time.monotonic()
-        root = start_root_readlink(build, m)
-        root.wait_line(answer, WAIT)
-        ended = time.monotonic()
+        root, asked, ended = ask_root(build, m)
     finally:
         st.abort()
         attacker.end()
@@ -311,10 +316,7 @@ def test_d2_huge_envp(impl, build, stall, root_mount):
                          + attacker.describe())
         # the daemon is asked as soon as the walk reaches the link
         time.sleep(SLOW_MS / 1000 + 0.3 if swap else 0.3)
-        asked = time.monotonic()
-        root = start_root_readlink(build, m)
-        root.wait_line(answer, WAIT)
-        ended = time.monotonic()
+        root, asked, ended = ask_root(build, m)
         # the attacker's own walk must end by itself, and soon
         attacker.wait(max(0.0, asked + 2.0 - time.monotonic()))
         attacker_done = attacker.p.poll() is not None
@@ -369,10 +371,7 @@ def test_d3_environment_area_of_4_gib(impl, build, root_mount):
     root = None
     try:
         time.sleep(0.3)         # the attacker's readlink reaches the daemon
-        asked = time.monotonic()
-        root = start_root_readlink(build, m)
-        root.wait_line(answer, WAIT)
-        ended = time.monotonic()
+        root, asked, ended = ask_root(build, m)
     finally:
         attacker.end()          # the janitor unmaps the 4 GiB
         if root:
@@ -397,10 +396,7 @@ def test_d4_environment_area_in_a_stalled_file(impl, build, stall,
                              + attacker.describe())
             time.sleep(0.05)
         daemon = daemon_threads(m.daemon.pid)
-        asked = time.monotonic()
-        root = start_root_readlink(build, m)
-        root.wait_line(answer, WAIT)
-        ended = time.monotonic()
+        root, asked, ended = ask_root(build, m)
     finally:
         st.abort()
         attacker.end()
