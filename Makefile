@@ -51,9 +51,18 @@ deps-kmod: deps-build
 deps-fuzz: deps-build
 	@scripts/deps fuzz
 
-# One varsymfs.ko per installed Debian kernel header set, in
-# build/kmod/<kernel version>/; W=1, and no warning is acceptable.
+# NEWEST=1: instead of kernels.list's pinned kernels, the newest kernel of
+# each of its suites today, listed in build/kernels.newest.list.
+ifeq ($(NEWEST),1)
+export KERNELS_LIST := $(abspath $(B))/kernels.newest.list
+endif
+
+# One varsymfs.ko per kernel of kernels.list, in build/kmod/<release>/,
+# each built with the kernel's own compiler: on this machine, or in a
+# trixie or sid root (build/roots/) for kernels whose kbuild tools need a
+# newer C library.  W=1, and no warning is acceptable.
 kmod: deps-kmod
+	@scripts/kernels prepare
 	@scripts/build-kmod
 
 # For a kernel of your own: make module KDIR=/path/to/kernel/build
