@@ -2,9 +2,11 @@
 # varsymfs - variant symbolic links for Linux.
 #
 #   make            build the FUSE program build/varsymfs
-#   make kmod       build varsymfs.ko for each installed Debian kernel
+#   make kmod       build varsymfs.ko for each Debian kernel of kernels.list
 #   make demo       show a variant link at work (sets itself up)
 #   make check      unit tests and the conformance suite (sets itself up)
+#   make check-kernels [NEWEST=1]  the module in a guest of each kernel of
+#                   kernels.list, or of the newest kernel of each suite
 #   make fuzz       libFuzzer on the core's parsers (FUZZ_SECONDS each)
 #   make bench      benchmarks into docs/PERFORMANCE.md (not part of check)
 #   make install    the programs, man pages and docs under PREFIX
@@ -33,7 +35,7 @@ FUSE_SRC := fuse/main.c fuse/fs.c fuse/caller.c fuse/cache.c
 FUSE_HDR := fuse/fs.h fuse/vsfuse.h fuse/cache.h
 
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \
-	check unit conformance sanitized fuzz clean bench
+	check check-kernels unit conformance sanitized fuzz clean bench
 
 TEST_BIN := $(B)/test_core $(B)/vsprobe $(B)/fake-loader
 
@@ -127,6 +129,14 @@ conformance: all
 check: deps-test deps-kmod deps-fuzz deps-package
 	@$(MAKE) --no-print-directory all kmod sanitized
 	@scripts/check
+
+# The module's conformance suite in a guest of each kernel; with NEWEST=1,
+# of whatever Debian ships today, so a new kernel's breakage shows the day
+# it appears.
+check-kernels: deps-test
+	@if [ "$(NEWEST)" = 1 ]; then scripts/kernels newest $(KERNELS_LIST); fi
+	@$(MAKE) --no-print-directory all kmod
+	@scripts/check kernels
 
 # Variant links against their floors, on the host and in a guest per
 # kernel (~15 minutes): docs/PERFORMANCE.md, docs/performance.png, raw
