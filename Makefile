@@ -2,9 +2,11 @@
 # varsymfs - variant symbolic links for Linux.
 #
 #   make            build the FUSE program build/varsymfs
-#   make kmod       build varsymfs.ko for each installed Debian kernel
+#   make kmod       build varsymfs.ko for each Debian kernel of kernels.list
 #   make demo       show a variant link at work (sets itself up)
 #   make check      unit tests and the conformance suite (sets itself up)
+#   make check-kernels [NEWEST=1]  the module in a guest of each kernel of
+#                   kernels.list, or of the newest kernel of each suite
 #   make fuzz       libFuzzer on the core's parsers (FUZZ_SECONDS each)
 #   make bench      benchmarks into docs/PERFORMANCE.md (not part of check)
 #   make install    the programs, man pages and docs under PREFIX
@@ -37,7 +39,7 @@ FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
 FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h fuse/cache.h
 
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \
-	check unit conformance sanitized tsan fuzz clean bench
+	check check-kernels unit conformance sanitized tsan fuzz clean bench
 
 TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader
 
@@ -80,9 +82,18 @@ deps-kmod: deps-build
 deps-fuzz: deps-build
 	@scripts/deps fuzz
 
-# One varsymfs.ko per installed Debian kernel header set, in
-# build/kmod/<kernel version>/; W=1, and no warning is acceptable.
+# NEWEST=1: instead of kernels.list's pinned kernels, the newest kernel of
+# each of its suites today, listed in build/kernels.newest.list.
+ifeq ($(NEWEST),1)
+export KERNELS_LIST := $(abspath $(B))/kernels.newest.list
+endif
+
+# One varsymfs.ko per kernel of kernels.list, in build/kmod/<release>/,
+# each built with the kernel's own compiler: on this machine, or in a
+# trixie or sid root (build/roots/) for kernels whose kbuild tools need a
+# newer C library.  W=1, and no warning is acceptable.
 kmod: deps-kmod
+	@scripts/kernels prepare
 	@scripts/build-kmod
 
 # For a kernel of your own: make module KDIR=/path/to/kernel/build
@@ -172,6 +183,14 @@ conformance: all
 check: deps-test deps-kmod deps-fuzz deps-package
 	@$(MAKE) --no-print-directory all kmod sanitized tsan
 	@scripts/check
+
+# The module's conformance suite in a guest of each kernel; with NEWEST=1,
+# of whatever Debian ships today, so a new kernel's breakage shows the day
+# it appears.
+check-kernels: deps-test
+	@if [ "$(NEWEST)" = 1 ]; then scripts/kernels newest $(KERNELS_LIST); fi
+	@$(MAKE) --no-print-directory all kmod
+	@scripts/check kernels
 
 # Variant links against their floors, on the host and in a guest per
 # kernel (~15 minutes): docs/PERFORMANCE.md, docs/performance.png, raw

@@ -2,8 +2,9 @@
 /*
  * compat.h - every difference between the kernels varsymfs builds for.
  *
- * Tested on Debian's 6.1 and 6.12 kernels.  Nothing outside this file tests
- * LINUX_VERSION_CODE.
+ * Tested on the Debian kernels of kernels.list, 6.1 to 7.3.  Nothing outside
+ * this file tests LINUX_VERSION_CODE, and each test names the release that
+ * made the change.
  */
 #ifndef VARSYMFS_COMPAT_H
 #define VARSYMFS_COMPAT_H
@@ -60,6 +61,59 @@ static inline void varsymfs_dir_touch(struct inode *dir)
 	dir->i_ctime = now;
 #endif
 }
+
+/*
+ * 7.3 dropped ->create()'s bool excl.  A ->create() ends its parameters so:
+ *	static int f(..., struct dentry *dentry, VARSYMFS_CREATE_MODE)
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+#define VARSYMFS_CREATE_MODE umode_t mode
+#else
+#define VARSYMFS_CREATE_MODE umode_t mode, bool excl
+#endif
+
+/* 6.18 renamed generic_delete_inode() inode_just_drop(). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+#define varsymfs_drop_inode inode_just_drop
+#else
+#define varsymfs_drop_inode generic_delete_inode
+#endif
+
+/*
+ * 6.19 pins the dentries of ramfs-like trees with d_make_persistent(),
+ * which simple_unlink() and simple_rename() undo (they WARN on a dentry
+ * pinned otherwise) and kill_anon_super() drops; kill_litter_super() is gone.
+ *
+ * varsymfs_pin() makes @dentry positive and pins it until unlink, rename
+ * over it, or umount.  It takes a reference of its own: the caller's, if
+ * any, is still the caller's to drop.  varsymfs_kill_tree() is kill_sb's
+ * undoing of every pin.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+static inline void varsymfs_pin(struct dentry *dentry, struct inode *inode)
+{
+	d_make_persistent(dentry, inode);
+}
+
+static inline void varsymfs_kill_tree(struct super_block *sb)
+{
+	kill_anon_super(sb);
+}
+#else
+static inline void varsymfs_pin(struct dentry *dentry, struct inode *inode)
+{
+	if (d_unhashed(dentry))
+		d_add(dentry, inode);
+	else
+		d_instantiate(dentry, inode);
+	dget(dentry);
+}
+
+static inline void varsymfs_kill_tree(struct super_block *sb)
+{
+	kill_litter_super(sb);
+}
+#endif
 
 /*
  * 6.8 ("execve: open the executable file before doing anything else")

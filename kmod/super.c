@@ -82,7 +82,7 @@ static struct inode *varsymfs_new_inode(struct super_block *sb, umode_t mode,
 
 /* Regular files: the VFS would say EACCES for a missing ->create. */
 static int varsymfs_create(struct varsymfs_idmap *idmap, struct inode *dir,
-			   struct dentry *dentry, umode_t mode, bool excl)
+			   struct dentry *dentry, VARSYMFS_CREATE_MODE)
 {
 	return -EPERM;
 }
@@ -129,8 +129,7 @@ static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
 	inode->i_op = &varsymfs_link_iops;
 	inode->i_private = t;
 	inode->i_size = len;
-	d_instantiate(dentry, inode);
-	dget(dentry);		/* pinned, as on ramfs, until unlink */
+	varsymfs_pin(dentry, inode);	/* as on ramfs, until unlink */
 	varsymfs_dir_touch(dir);
 	return 0;
 }
@@ -158,7 +157,8 @@ static int varsymfs_fill_seed(struct super_block *sb)
 		return -ENOMEM;
 	}
 	inode->i_op = &varsymfs_link_iops;
-	d_add(dentry, inode);	/* our reference pins it until umount */
+	varsymfs_pin(dentry, inode);	/* until umount */
+	dput(dentry);
 	return 0;
 }
 
@@ -182,7 +182,7 @@ static void varsymfs_free_inode(struct inode *inode)
 
 static const struct super_operations varsymfs_sops = {
 	.statfs = simple_statfs,
-	.drop_inode = generic_delete_inode,
+	.drop_inode = varsymfs_drop_inode,
 	.free_inode = varsymfs_free_inode,
 	.show_options = varsymfs_show_options,
 };
@@ -315,7 +315,7 @@ static void varsymfs_kill_sb(struct super_block *sb)
 {
 	struct varsymfs_sb_info *sbi = varsymfs_sb(sb);
 
-	kill_litter_super(sb);
+	varsymfs_kill_tree(sb);
 	/* a lazily unmounted tree may still be in an RCU walk's hands */
 	kfree_rcu(sbi, rcu);
 }
