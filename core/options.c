@@ -62,6 +62,7 @@ void varsym_opts_init(struct varsym_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->mode = VARSYM_TEMPLATE_MODE_DEFAULT;
+	o->nr_links = VARSYM_NR_LINKS_DEFAULT;
 }
 
 /* Unsigned number in base 8 or 10, no sign, no spaces, at most max. */
@@ -160,7 +161,7 @@ int varsym_opts_parse_one(struct varsym_opts *o, const char *key,
 			  const char *value, char *msg, size_t size)
 {
 	static const char *const valued[] = {
-		"var", "default", "prefix", "uid", "gid", "mode",
+		"var", "default", "prefix", "uid", "gid", "mode", "nr_links",
 	};
 	size_t i;
 
@@ -189,6 +190,9 @@ int varsym_opts_parse_one(struct varsym_opts *o, const char *key,
 	if (!strcmp(key, "gid"))
 		return set_number(o, VARSYM_OPT_GID, key, value, 10,
 				  0xfffffffeUL, &o->gid, msg, size);
+	if (!strcmp(key, "nr_links"))
+		return set_number(o, VARSYM_OPT_NR_LINKS, key, value, 10,
+				  0x7fffffffUL, &o->nr_links, msg, size);
 	if (!strcmp(key, "mode"))
 		return set_number(o, VARSYM_OPT_MODE, key, value, 8, 07777,
 				  &o->mode, msg, size);
@@ -204,12 +208,16 @@ int varsym_opts_finish(const struct varsym_opts *o, char *msg, size_t size)
 		{ VARSYM_OPT_UID, "uid=" },
 		{ VARSYM_OPT_GID, "gid=" },
 		{ VARSYM_OPT_MODE, "mode=" },
+		{ VARSYM_OPT_NR_LINKS, "nr_links=" },
 	}, seed_only[] = {
 		{ VARSYM_OPT_DEFAULT, "default=" },
 		{ VARSYM_OPT_PREFIX, "prefix=" },
 	};
 	size_t i;
 
+	if (!o->nr_links)
+		return fail(msg, size,
+			    "'nr_links=0': a mount needs room for one link at least");
 	if (varsym_opts_seed_mode(o)) {
 		for (i = 0; i < ARRAY_SIZE(template_only); i++)
 			if (o->given & template_only[i].bit)
@@ -255,6 +263,10 @@ void varsym_opts_show(const struct varsym_opts *o,
 	if (o->mode != VARSYM_TEMPLATE_MODE_DEFAULT) {
 		snprintf(num, sizeof(num), "%o", o->mode);
 		show(ctx, "mode", num);
+	}
+	if (o->nr_links != VARSYM_NR_LINKS_DEFAULT) {
+		snprintf(num, sizeof(num), "%u", o->nr_links);
+		show(ctx, "nr_links", num);
 	}
 }
 

@@ -113,12 +113,14 @@ enum varsym_opt_bits {
 	VARSYM_OPT_UID = 1 << 3,
 	VARSYM_OPT_GID = 1 << 4,
 	VARSYM_OPT_MODE = 1 << 5,
+	VARSYM_OPT_NR_LINKS = 1 << 6,
 };
 
 struct varsym_opts {
 	unsigned int given;	/* VARSYM_OPT_* seen so far */
 	unsigned int uid, gid;	/* template mode: owner of the directory */
 	unsigned int mode;	/* template mode: its permission bits */
+	unsigned int nr_links;	/* template mode: most links at once */
 	size_t var_len, prefix_len, dflt_len;
 	char var[VARSYM_NAME_MAX + 1];
 	char prefix[VARSYM_PATH_MAX];
@@ -126,6 +128,12 @@ struct varsym_opts {
 };
 
 #define VARSYM_TEMPLATE_MODE_DEFAULT 0755
+/*
+ * Template mode's default limit on links (nr_links=, as tmpfs's nr_inodes):
+ * each costs at most about 5 KiB of kernel memory (inode, dentry, a
+ * template of up to PATH_MAX bytes), all charged to its creator.
+ */
+#define VARSYM_NR_LINKS_DEFAULT 16384
 #define VARSYM_SEED_ROOT_MODE 0555
 /* The seed mode's one link, in the mount's root directory. */
 #define VARSYM_SEED_LINK_NAME "resolve"

@@ -63,8 +63,11 @@ static struct vsfuse_node *new_node(struct vsfuse_dir *d, const char *name,
 	return n;
 }
 
-static void free_node(struct vsfuse_node *n)
+/* Under d->lock, or when the session is over. */
+static void free_node(struct vsfuse_dir *d, struct vsfuse_node *n)
 {
+	if (n->template)
+		d->links--;
 	free(n->name);
 	free(n->template);
 	free(n);
@@ -85,7 +88,7 @@ static void unlink_node(struct vsfuse_dir *d, struct vsfuse_node *n)
 	n->name = NULL;
 	n->attr.ctime = now();
 	if (!n->nlookup) {
-		free_node(n);
+		free_node(d, n);
 		return;
 	}
 	n->next = d->orphans;
@@ -102,6 +105,7 @@ int vsfuse_dir_init(struct vsfuse_dir *d, const struct varsym_opts *o,
 {
 	memset(d, 0, sizeof(*d));
 	d->next_ino = FUSE_ROOT_ID + 1;
+	d->nr_links = o->nr_links;
 	d->attr.atime = d->attr.mtime = d->attr.ctime = now();
 	if (pthread_rwlock_init(&d->lock, NULL))
 		return -1;
@@ -127,7 +131,7 @@ void vsfuse_dir_destroy(struct vsfuse_dir *d)
 	for (i = 0; i < 2; i++) {
 		for (n = lists[i]; n; n = next) {
 			next = n->next;
-			free_node(n);
+			free_node(d, n);
 		}
 	}
 	d->nodes = d->orphans = NULL;
@@ -167,7 +171,7 @@ void vsfuse_dir_forget(struct vsfuse_dir *d, struct vsfuse_node *n,
 		for (p = &d->orphans; *p != n; p = &(*p)->next)
 			;
 		*p = n->next;
-		free_node(n);
+		free_node(d, n);
 	}
 	pthread_rwlock_unlock(&d->lock);
 }
@@ -182,9 +186,12 @@ int vsfuse_dir_symlink(struct vsfuse_dir *d, const char *name,
 	pthread_rwlock_wrlock(&d->lock);
 	if (find_name(d, name)) {
 		err = -EEXIST;
+	} else if (d->links >= d->nr_links) {
+		err = -ENOSPC;
 	} else if (!(n = new_node(d, name, template, uid, gid))) {
 		err = -ENOMEM;
 	} else {
+		d->links++;
 		for (p = &d->nodes; *p; p = &(*p)->next)
 			;
 		*p = n;

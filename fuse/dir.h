@@ -44,6 +44,7 @@ struct vsfuse_dir {
 	struct vsfuse_node *nodes;	/* the directory's links */
 	struct vsfuse_node *orphans;	/* unlinked, still known to the kernel */
 	uint64_t next_ino;
+	unsigned int links, nr_links;	/* template links alive, and most */
 	mode_t mode;
 	struct vsfuse_attr attr;
 };
@@ -59,7 +60,7 @@ bool vsfuse_dir_has(struct vsfuse_dir *d, const char *name);
 /* The kernel drops nlookup references; an unlinked node then goes. */
 void vsfuse_dir_forget(struct vsfuse_dir *d, struct vsfuse_node *n,
 		       uint64_t nlookup);
-/* A new link, its lookup count 1: 0, -EEXIST or -ENOMEM. */
+/* A new link, its lookup count 1: 0, -EEXIST, -ENOSPC (nr_links=), -ENOMEM. */
 int vsfuse_dir_symlink(struct vsfuse_dir *d, const char *name,
 		       const char *template, uid_t uid, gid_t gid,
 		       struct vsfuse_node **out);

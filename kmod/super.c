@@ -74,8 +74,9 @@ static struct inode *varsymfs_new_inode(struct super_block *sb, umode_t mode,
 		return NULL;
 	inode->i_ino = ino;
 	inode->i_mode = mode;
-	inode->i_uid = GLOBAL_ROOT_UID;
-	inode->i_gid = GLOBAL_ROOT_GID;
+	/* the mounter (root, or a user namespace's root), as on tmpfs */
+	inode->i_uid = current_fsuid();
+	inode->i_gid = current_fsgid();
 	varsymfs_inode_init_ts(inode);
 	return inode;
 }
@@ -108,21 +109,28 @@ static const struct inode_operations varsymfs_seed_dir_iops = {
 static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
 			    struct dentry *dentry, const char *symname)
 {
+	struct varsymfs_sb_info *sbi = varsymfs_sb(dir->i_sb);
 	size_t len = strlen(symname);
 	struct varsymfs_template *t;
 	struct inode *inode;
 
 	if (varsym_template_check(symname, len))
 		return -EINVAL;
+	/* nr_links=: dropped when the link's inode goes (evict_inode) */
+	if (!atomic_add_unless(&sbi->links, 1, sbi->opts.nr_links))
+		return -ENOSPC;
 	t = kmalloc(struct_size(t, text, len + 1), GFP_KERNEL_ACCOUNT);
-	if (!t)
+	if (!t) {
+		atomic_dec(&sbi->links);
 		return -ENOMEM;
+	}
 	t->id = varsymfs_new_link_id();
 	t->len = len;
 	memcpy(t->text, symname, len + 1);
 	inode = varsymfs_new_inode(dir->i_sb, S_IFLNK | 0777, get_next_ino());
 	if (!inode) {
 		kfree(t);
+		atomic_dec(&sbi->links);
 		return -ENOMEM;
 	}
 	inode_init_owner(idmap, inode, dir, S_IFLNK | 0777);
@@ -173,6 +181,15 @@ static int varsymfs_show_options(struct seq_file *m, struct dentry *root)
 	return 0;
 }
 
+/* A template link's inode goes: room for another (nr_links=). */
+static void varsymfs_evict_inode(struct inode *inode)
+{
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+	if (S_ISLNK(inode->i_mode) && varsymfs_template_of(inode))
+		atomic_dec(&varsymfs_sb(inode->i_sb)->links);
+}
+
 /* After an RCU grace period: an RCU walk may still read the template. */
 static void varsymfs_free_inode(struct inode *inode)
 {
@@ -183,6 +200,7 @@ static void varsymfs_free_inode(struct inode *inode)
 static const struct super_operations varsymfs_sops = {
 	.statfs = simple_statfs,
 	.drop_inode = varsymfs_drop_inode,
+	.evict_inode = varsymfs_evict_inode,
 	.free_inode = varsymfs_free_inode,
 	.show_options = varsymfs_show_options,
 };
@@ -209,17 +227,23 @@ static int varsymfs_fill_super(struct super_block *sb, struct fs_context *fc)
 			    &varsymfs_template_dir_iops;
 	root->i_fop = &simple_dir_operations;
 	set_nlink(root, 2);
-	if (!seed) {
-		root->i_uid = opts->given & VARSYM_OPT_UID ?
-			      make_kuid(current_user_ns(), opts->uid) :
-			      current_fsuid();
-		root->i_gid = opts->given & VARSYM_OPT_GID ?
-			      make_kgid(current_user_ns(), opts->gid) :
-			      current_fsgid();
-		if (!uid_valid(root->i_uid) || !gid_valid(root->i_gid)) {
-			iput(root);
-			return invalfc(fc, "uid= or gid= has no mapping here");
-		}
+	/*
+	 * uid= and gid= are read in the mounter's user namespace and must
+	 * map into the mount's, as on tmpfs.
+	 */
+	if (opts->given & VARSYM_OPT_UID)
+		root->i_uid = make_kuid(current_user_ns(), opts->uid);
+	if (opts->given & VARSYM_OPT_GID)
+		root->i_gid = make_kgid(current_user_ns(), opts->gid);
+	if (!kuid_has_mapping(sb->s_user_ns, root->i_uid)) {
+		iput(root);
+		return invalfc(fc, "uid=%u has no mapping in the mounter's user namespace",
+			       opts->uid);
+	}
+	if (!kgid_has_mapping(sb->s_user_ns, root->i_gid)) {
+		iput(root);
+		return invalfc(fc, "gid=%u has no mapping in the mounter's user namespace",
+			       opts->gid);
 	}
 	sb->s_root = d_make_root(root);
 	if (!sb->s_root)
@@ -280,7 +304,8 @@ static int varsymfs_reconfigure(struct fs_context *fc)
 		return 0;
 	if (a->given != b->given || strcmp(a->var, b->var) ||
 	    strcmp(a->prefix, b->prefix) || strcmp(a->dflt, b->dflt) ||
-	    a->uid != b->uid || a->gid != b->gid || a->mode != b->mode)
+	    a->uid != b->uid || a->gid != b->gid || a->mode != b->mode ||
+	    a->nr_links != b->nr_links)
 		return invalfc(fc, "options cannot change on remount: unmount and mount again");
 	return 0;
 }
@@ -320,9 +345,14 @@ static void varsymfs_kill_sb(struct super_block *sb)
 	kfree_rcu(sbi, rcu);
 }
 
+/*
+ * FS_USERNS_MOUNT: the root of a user namespace that owns the mount
+ * namespace may mount it (docs/SECURITY.md says why that is safe).
+ */
 static struct file_system_type varsymfs_fs_type = {
 	.owner = THIS_MODULE,
 	.name = "varsymfs",
+	.fs_flags = FS_USERNS_MOUNT,
 	.init_fs_context = varsymfs_init_fs_context,
 	.kill_sb = varsymfs_kill_sb,
 };

@@ -21,6 +21,7 @@
 struct varsymfs_sb_info {
 	struct rcu_head rcu;
 	u64 seed_id;		/* the seed link's id in the answer cache */
+	atomic_t links;		/* template links alive, up to opts.nr_links */
 	struct varsym_opts opts;
 };
 

@@ -26,6 +26,8 @@ BAD = [
     ("A,mode=0700", "option 'mode=' applies only to template mode"),
     ("mode=9", "invalid value in 'mode=9'"),
     ("uid=-1", "invalid value in 'uid=-1'"),
+    ("nr_links=0", "'nr_links=0': a mount needs room for one link at least"),
+    ("A,nr_links=9", "option 'nr_links=' applies only to template mode"),
     ("var=" + "N" * 256, "variable name '" + "N" * 32 + "...' is longer than 255 bytes"),
 ]
 
@@ -94,6 +96,7 @@ def test_fuse_exit_status_and_stderr(impl, build, public_dir):
     ("rw,var=UNIVERSE,default=/ucb", "var=UNIVERSE,default=/ucb"),
     ("UNIVERSE,prefix=/universes/,default=ucb",
      "var=UNIVERSE,prefix=/universes/,default=ucb"),
+    ("mode=1777,nr_links=100", "mode=1777,nr_links=100"),
 ])
 def test_options_show_in_mountinfo(varsymfs, impl, options, shown):
     m = varsymfs(options)

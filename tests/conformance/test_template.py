@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """docs/SPEC.md section 2: template mode, a flat directory of variant links."""
+import errno
 import os
 import shutil
 import stat
@@ -263,3 +264,35 @@ def test_tmpfiles_recreates_links_at_boot(tm, probe, public_dir):
     assert probe.readlink(os.path.join(tm.dir, "perl-lib"),
                           env={"PERL_VERSION": "5.24.0"}) == "ok /opt/perl/5.24.0/lib"
     assert probe.readlink(os.path.join(tm.dir, "bin"), env={}) == "ok /opt/ucb/bin"
+
+
+def link_when_room(m, name, template, timeout=5.0):
+    """A link gone counts until its inode goes: at once for the kernel;
+    when the kernel's FORGET reaches the FUSE daemon, soon after."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return link(m, name, template)
+        except OSError as e:
+            if e.errno != errno.ENOSPC or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def test_nr_links_limits_the_links(varsymfs):
+    """docs/SPEC.md section 3: nr_links= bounds the links a mount holds at
+    once; one more is ENOSPC, and a link gone makes room again."""
+    m = varsymfs("nr_links=3")
+    for i in range(3):
+        link(m, f"l{i}", f"/t/{i}")
+    with pytest.raises(OSError) as e:
+        link(m, "l3", "/t/3")
+    assert e.value.errno == errno.ENOSPC
+    os.unlink(os.path.join(m.dir, "l0"))
+    link_when_room(m, "l3", "/t/3")
+    os.rename(os.path.join(m.dir, "l3"), os.path.join(m.dir, "l1"))
+    link_when_room(m, "l4", "/t/4")
+    assert sorted(os.listdir(m.dir)) == ["l1", "l2", "l4"]
+    with pytest.raises(OSError) as e:
+        link(m, "l5", "/t/5")
+    assert e.value.errno == errno.ENOSPC

@@ -229,6 +229,16 @@ static const struct opt_row opt_rows[] = {
 	{ "gid=1x", -EINVAL, "invalid value in 'gid=1x'" },
 	{ "uid=1,uid=2", -EINVAL, "option 'uid=' given twice" },
 	{ "A,default=a,b", -EINVAL, "variable given twice: 'A' and 'b'" },
+	{ "nr_links=100", 0, "nr_links=100" },
+	{ "nr_links=16384", 0, "" },
+	{ "mode=1777,nr_links=2147483647", 0, "mode=1777,nr_links=2147483647" },
+	{ "nr_links=0", -EINVAL,
+	  "'nr_links=0': a mount needs room for one link at least" },
+	{ "nr_links=2147483648", -EINVAL,
+	  "invalid value in 'nr_links=2147483648'" },
+	{ "nr_links=1,nr_links=2", -EINVAL, "option 'nr_links=' given twice" },
+	{ "A,nr_links=5", -EINVAL,
+	  "option 'nr_links=' applies only to template mode (no variable), but variable 'A' is given" },
 };
 
 struct shown {
