@@ -41,7 +41,8 @@ FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h fuse/ca
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \
 	check check-kernels unit conformance sanitized tsan fuzz clean bench
 
-TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader
+TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader \
+	$(B)/fake-loader-shadow
 
 # The attack tests' helpers (tests/conformance/test_abi_matrix.py and
 # test_bounded.py), test helpers like the others; the 32-bit callers are
@@ -168,6 +169,8 @@ $(B)/vsprobe: tests/helpers/vsprobe.c tools/errno_name.h | $(B)
 # A stand-in dynamic loader: static PIE, no libc (see the file).
 $(B)/fake-loader: tests/helpers/fake_loader.c | $(B)
 	$(CC) -O2 $(WARN) -static-pie -nostdlib -fPIE -o $@ $<
+$(B)/fake-loader-shadow: tests/helpers/fake_loader.c | $(B)
+	$(CC) -O2 $(WARN) -DTRY_SHADOW -static-pie -nostdlib -fPIE -o $@ $<
 
 demo: deps-build
 	@$(MAKE) --no-print-directory all

@@ -119,7 +119,12 @@ static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
 	/* nr_links=: dropped when the link's inode goes (evict_inode) */
 	if (!atomic_add_unless(&sbi->links, 1, sbi->opts.nr_links))
 		return -ENOSPC;
-	t = kmalloc(struct_size(t, text, len + 1), GFP_KERNEL_ACCOUNT);
+	/*
+	 * Charged to the creator's memory cgroup; at its limit, ENOMEM
+	 * rather than the cgroup's OOM killer.
+	 */
+	t = kmalloc(struct_size(t, text, len + 1),
+		    GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN);
 	if (!t) {
 		atomic_dec(&sbi->links);
 		return -ENOMEM;

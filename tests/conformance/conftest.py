@@ -48,6 +48,24 @@ def pytest_terminal_summary(terminalreporter):
         json.dump(counts, f)
 
 
+# ---- where the suite runs ---------------------------------------------------
+
+def in_user_namespace():
+    """Whether this process runs in a user namespace of its own (as under
+    `unshare -Urm`): root there is an unprivileged user outside, and only
+    the ids of /proc/self/uid_map exist."""
+    with open("/proc/self/uid_map") as f:
+        return f.read().split() != ["0", "0", "4294967295"]
+
+
+IN_USERNS = in_user_namespace()
+# Why a test skips there: what it needs that only real root has.
+NEEDS_REAL_ROOT = ("needs real root: in a user namespace a file owned by its "
+                   "root belongs to the user who made it, so set-id bits "
+                   "give nothing, and there is no second user")
+needs_real_root = pytest.mark.skipif(IN_USERNS, reason=NEEDS_REAL_ROOT)
+
+
 # ---- running processes ------------------------------------------------------
 
 class Failed(AssertionError):
@@ -60,6 +78,8 @@ def run(argv, env=None, check=False, input=None, timeout=TIMEOUT, user=None):
     user="nobody" runs it as uid/gid 65534 through setpriv(1).
     """
     argv = [str(a) for a in argv]
+    if user is not None and IN_USERNS:
+        pytest.skip(NEEDS_REAL_ROOT)
     if user is not None:
         argv = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
                 "--clear-groups", "--"] + argv

@@ -44,10 +44,11 @@ import tempfile
 import pytest
 
 from attack import YAMA, abi_missing, gcc_program
-from conftest import Failed, Mount, run
+from conftest import needs_real_root, Failed, Mount, run
 
-pytestmark = pytest.mark.skipif(os.getuid() != 0,
-                                reason="needs root to make setuid programs")
+pytestmark = [pytest.mark.skipif(os.getuid() != 0,
+                                 reason="needs root to make setuid programs"),
+              needs_real_root]
 
 CALLERS = ["execve", "execveat-dirfd", "execveat-empty", "int80", "i386",
            "x32"]

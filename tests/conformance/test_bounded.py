@@ -45,10 +45,11 @@ import pytest
 
 from attack import (WAIT, Bg, Stall, kernel_log, kill_pid, new_problems,
                     opens_program_first, syscall_of)
-from conftest import Failed, Mount, mounted_at, run
+from conftest import needs_real_root, Failed, Mount, mounted_at, run
 
-pytestmark = pytest.mark.skipif(os.getuid() != 0,
-                                reason="needs root: the attacker is nobody")
+pytestmark = [pytest.mark.skipif(os.getuid() != 0,
+                                 reason="needs root: the attacker is nobody"),
+              needs_real_root]
 
 ROOT_VALUE = "/root-choice"
 SLOW_MS = 2000          # the stalled mount's slow symlink (kernels < 6.8)

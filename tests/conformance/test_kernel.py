@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from conftest import mounted_at, run
+from conftest import mounted_at, needs_real_root, run
 
-pytestmark = pytest.mark.usefixtures("kernel_only")
+pytestmark = [pytest.mark.usefixtures("kernel_only"), needs_real_root]
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 STATS = "/sys/module/varsymfs/parameters/stats"
 

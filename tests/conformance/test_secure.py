@@ -9,10 +9,11 @@ import shutil
 import pytest
 
 from attack import gcc_program
-from conftest import run
+from conftest import needs_real_root, run
 
-pytestmark = pytest.mark.skipif(os.getuid() != 0,
-                                reason="needs root to make setuid binaries")
+pytestmark = [pytest.mark.skipif(os.getuid() != 0,
+                                 reason="needs root to make setuid binaries"),
+              needs_real_root]
 
 
 def setuid_copy(src, directory, name):

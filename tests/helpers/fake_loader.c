@@ -8,6 +8,11 @@
  * running the program.  A setuid program whose loader path crosses a
  * variant link must never get this one from a user's environment: run as
  * root, it would print euid=0.
+ *
+ * Built with -DTRY_SHADOW (fake-loader-shadow), it also says whether it may
+ * read /etc/shadow (" shadow=yes" or " shadow=no"): inside a user namespace
+ * its euid is the namespace's view, and only that tells privilege over the
+ * machine.
  */
 static long sys3(long nr, long a, long b, long c)
 {
@@ -23,7 +28,7 @@ void _start(void);
 void _start(void)
 {
 	static const char prefix[] = "FAKE-LOADER euid=";
-	char msg[sizeof(prefix) + 24], digits[24];
+	char msg[sizeof(prefix) + 40], digits[24];
 	unsigned long euid = (unsigned long)sys3(107, 0, 0, 0);	/* geteuid */
 	int n = 0, len = 0;
 
@@ -35,6 +40,16 @@ void _start(void)
 		msg[len] = prefix[len];
 	while (n)
 		msg[len++] = digits[--n];
+#ifdef TRY_SHADOW
+	{
+		static const char yes[] = " shadow=yes", no[] = " shadow=no";
+		long fd = sys3(2, (long)"/etc/shadow", 0, 0);	/* open */
+		const char *say = fd >= 0 ? yes : no;
+
+		for (n = 0; say[n]; n++)
+			msg[len++] = say[n];
+	}
+#endif
 	msg[len++] = '\n';
 	sys3(1, 1, (long)msg, len);			/* write */
 	sys3(231, 42, 0, 0);				/* exit_group */
