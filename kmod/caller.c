@@ -304,7 +304,9 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 		c->core.secure = true;
 		return 0;
 	}
-	switch (varsymfs_exec_walk()) {
+	switch (varsymfs_exec_walk(rcu)) {
+	case VARSYMFS_EXEC_UNKNOWN:
+		return -ECHILD;
 	case VARSYMFS_EXEC_SECURE:
 		c->core.secure = true;
 		return 0;

@@ -36,6 +36,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/binfmts.h>
+#include <linux/file.h>
 #include <linux/hash.h>
 #include <linux/list_bl.h>
 #include <linux/module.h>
@@ -51,14 +52,24 @@
 #define WATCH_BITS 8
 #define OBSERVERS 4		/* copies of the observer, for re-insertion */
 #define EPOCH_UNTRUSTED UINT_MAX
+/* exec_binprm() follows 5 interpreters at most: a file each, and room */
+#define WATCH_FILES 6
 
-/* One execve in flight, from the observer's first look to its return. */
+/*
+ * One execve in flight, from the observer's first look to its return.
+ * Set-id bits and an LSM's secureexec are seen at once; file capabilities,
+ * an extended attribute that may take I/O to read, only when a walk
+ * through a variant link asks (rarely): the watch keeps the files.
+ */
 struct exec_watch {
 	struct callback_head end;	/* the task work, then the RCU head */
 	struct hlist_bl_node node;	/* in watches[] */
 	const struct task_struct *task;	/* identity only, never dereferenced */
 	unsigned int epoch;		/* first_observer() at the first look */
 	bool privileged;		/* a file of this execve gains privileges */
+	bool caps_checked;		/* files[] were looked at for capabilities */
+	unsigned int nfiles;		/* files seen; past WATCH_FILES, privileged */
+	struct file *files[WATCH_FILES];	/* with a reference each */
 };
 
 /*
@@ -159,25 +170,34 @@ static void end_watch(struct callback_head *head)
 	struct exec_watch *w = container_of(head, struct exec_watch, end);
 	struct hlist_bl_head *b = bucket_of(w->task);
 
+	unsigned int i;
+
 	hlist_bl_lock(b);
 	hlist_bl_del_rcu(&w->node);
 	hlist_bl_unlock(b);
+	for (i = 0; i < w->nfiles; i++)
+		fput(w->files[i]);
 	kfree_rcu(w, end);
 	/* the last thing done in this module's code: see exec_exit */
 	module_put(THIS_MODULE);
 }
 
-/* May executing this file raise the caller's privileges? */
-static bool file_gains_privileges(struct file *file)
+/* Does this file's mode raise the caller's privileges? */
+static bool set_id(struct file *file)
+{
+	umode_t mode = file_inode(file)->i_mode;
+
+	return (mode & S_ISUID) ||
+	       (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
+}
+
+/* Has it file capabilities?  An error other than "none" counts as some. */
+static bool has_caps(struct file *file)
 {
 	struct inode *inode = file_inode(file);
-	umode_t mode = inode->i_mode;
 
-	if (mode & S_ISUID)
-		return true;
-	if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		return true;
-	/* file capabilities; an error other than "none" counts as some */
+	if (IS_NOSEC(inode))	/* known to have no security attribute */
+		return false;
 	switch (__vfs_getxattr(file->f_path.dentry, inode, XATTR_NAME_CAPS,
 			       NULL, 0)) {
 	case -ENODATA:
@@ -188,10 +208,22 @@ static bool file_gains_privileges(struct file *file)
 	}
 }
 
+/* Notes one more file of the execve: current's own watch, no lock. */
+static void watch_file(struct exec_watch *w, struct linux_binprm *bprm)
+{
+	w->privileged |= bprm->secureexec || set_id(bprm->file);
+	if (w->privileged)
+		return;
+	if (w->nfiles == WATCH_FILES) {
+		w->privileged = true;	/* deeper than exec allows: doubt */
+		return;
+	}
+	w->files[w->nfiles++] = get_file(bprm->file);
+	w->caps_checked = false;
+}
+
 static int observe_exec(struct linux_binprm *bprm)
 {
-	bool privileged = bprm->secureexec ||
-			  file_gains_privileges(bprm->file);
 	struct hlist_bl_head *b;
 	struct exec_watch *w;
 
@@ -201,20 +233,22 @@ static int observe_exec(struct linux_binprm *bprm)
 	w = current_watch();
 	rcu_read_unlock();
 	if (w) {		/* an interpreter of this same execve */
-		w->privileged |= privileged;
+		watch_file(w, bprm);
 		if (first_observer() != w->epoch)
 			w->epoch = EPOCH_UNTRUSTED;
 		return -ENOEXEC;
 	}
-	w = kmalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
 	if (!w)
 		return -ENOMEM;
 	w->task = current;
-	w->privileged = privileged;
 	w->epoch = first_observer();
+	watch_file(w, bprm);
 	init_task_work(&w->end, end_watch);
 	/* fails only for a task that is exiting: its exec is over anyway */
 	if (task_work_add(current, &w->end, TWA_RESUME)) {
+		if (w->nfiles)
+			fput(w->files[0]);
 		kfree(w);
 		return -ESRCH;
 	}
@@ -226,23 +260,41 @@ static int observe_exec(struct linux_binprm *bprm)
 	return -ENOEXEC;
 }
 
+/*
+ * Whether the watched execve gains privileges: its files' capabilities are
+ * looked at once, by the task itself, in a context that may sleep.
+ */
+static bool watch_privileged(struct exec_watch *w)
+{
+	unsigned int i;
+
+	if (w->privileged || w->caps_checked)
+		return w->privileged;
+	for (i = 0; i < w->nfiles && !w->privileged; i++)
+		w->privileged = has_caps(w->files[i]);
+	w->caps_checked = true;
+	return w->privileged;
+}
+
 /**
  * varsymfs_exec_walk - which part of an execve, if any, is walking
+ * @rcu: in the RCU walk, where a file's capabilities cannot be read
  *
  * Tells the walks the exec observer can vouch for.  Walks it cannot see
  * (the program's own path on kernels that open it before setting
  * in_execve) come out as %VARSYMFS_EXEC_NONE; the caller tells those by
- * the system call in progress.  Never sleeps: usable in the RCU walk.
+ * the system call in progress.
  *
  * Return: %VARSYMFS_EXEC_NONE outside any watched execve,
  * %VARSYMFS_EXEC_PROGRAM for the program's own path, %VARSYMFS_EXEC_INTERP
- * for an interpreter of an execve that gains no privilege, or
+ * for an interpreter of an execve that gains no privilege,
  * %VARSYMFS_EXEC_SECURE for anything else inside execve: an interpreter of
- * a privileged program, or a walk the observer cannot vouch for.
+ * a privileged program, or a walk the observer cannot vouch for; or, in
+ * the RCU walk, %VARSYMFS_EXEC_UNKNOWN when that takes reading a file's
+ * capabilities.
  */
-enum varsymfs_exec_walk varsymfs_exec_walk(void)
+enum varsymfs_exec_walk varsymfs_exec_walk(bool rcu)
 {
-	enum varsymfs_exec_walk walk;
 	unsigned int epoch;
 	struct exec_watch *w;
 
@@ -250,15 +302,22 @@ enum varsymfs_exec_walk varsymfs_exec_walk(void)
 	if (!current->in_execve)
 		return VARSYMFS_EXEC_NONE;
 	epoch = first_observer();
+	/*
+	 * current's own watch: only current adds or ends it, so it cannot go
+	 * while current looks at it.
+	 */
 	rcu_read_lock();
 	w = current_watch();
-	if (w)
-		walk = w->privileged || w->epoch != epoch ||
-		       epoch == EPOCH_UNTRUSTED ? VARSYMFS_EXEC_SECURE :
-						  VARSYMFS_EXEC_INTERP;
 	rcu_read_unlock();
-	if (w)
-		return walk;
+	if (w) {
+		if (w->privileged || w->epoch != epoch ||
+		    epoch == EPOCH_UNTRUSTED)
+			return VARSYMFS_EXEC_SECURE;
+		if (rcu && !w->caps_checked && w->nfiles)
+			return VARSYMFS_EXEC_UNKNOWN;
+		return watch_privileged(w) ? VARSYMFS_EXEC_SECURE :
+					     VARSYMFS_EXEC_INTERP;
+	}
 	/*
 	 * No watch: before the observer's first look.  Where the program's
 	 * own path is opened after in_execve is set, that is this walk, if

@@ -112,11 +112,12 @@ enum varsymfs_exec_walk {
 	VARSYMFS_EXEC_PROGRAM,	/* the program's own path: execve's envp */
 	VARSYMFS_EXEC_INTERP,	/* an interpreter, no privilege gained: envp */
 	VARSYMFS_EXEC_SECURE,	/* a privileged exec's interpreter, or doubt */
+	VARSYMFS_EXEC_UNKNOWN,	/* RCU walk: only ref-walk can tell */
 };
 
 int varsymfs_exec_init(void);
 void varsymfs_exec_exit(void);
 void varsymfs_exec_keep_ahead(void);
-enum varsymfs_exec_walk varsymfs_exec_walk(void);
+enum varsymfs_exec_walk varsymfs_exec_walk(bool rcu);
 
 #endif /* VARSYMFS_H */

@@ -60,6 +60,24 @@ def test_setgid_counts_too(varsymfs, probe, public_dir):
                           probe=sgid) == "ok /ucb"
 
 
+def setcap(path):
+    """Gives path a file capability (which makes its exec secure-exec)."""
+    setcap = shutil.which("setcap", path="/usr/sbin:/sbin:/usr/bin")
+    if not setcap:
+        pytest.skip("no setcap (Debian's libcap2-bin)")
+    run([setcap, "cap_dac_read_search+ep", path], check=True,
+        env={"PATH": "/usr/sbin:/usr/bin"})
+
+
+def test_file_capabilities_count_too(varsymfs, probe, public_dir):
+    m = varsymfs("UNIVERSE,default=/ucb")
+    capped = os.path.join(public_dir, "vsprobe-cap")
+    shutil.copy(probe.path, capped)
+    setcap(capped)
+    assert probe.readlink(m.link, env={"UNIVERSE": "/att"}, user="nobody",
+                          probe=capped) == "ok /ucb"
+
+
 def loader_universes(public_dir, build):
     """Universe 'good' holds the real loader, 'evil' a fake one."""
     real = os.path.realpath("/lib64/ld-linux-x86-64.so.2")
@@ -91,6 +109,19 @@ def test_setuid_program_loader_is_never_the_callers(varsymfs, build, public_dir)
     p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe], env={},
             user="nobody")
     assert p.out == "real euid=0\n", (p.out, p.err)
+
+
+def test_file_capability_program_loader(varsymfs, build, public_dir):
+    """A program gaining a file capability (no set-id bit): its loader is
+    the default's too; the kernel module reads the capability only when
+    such a walk asks."""
+    roots = loader_universes(public_dir, build)
+    m = varsymfs(f"LOADER,default={roots['good']}")
+    exe = gcc_program(public_dir, m.link + "/ld.so", "cap-prog")
+    setcap(exe)
+    p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe], env={},
+            user="nobody")
+    assert p.out == "real euid=65534\n", (p.out, p.err)
 
 
 def test_setuid_program_loader_race(varsymfs, build, public_dir):
