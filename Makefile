@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # varsymfs - variant symbolic links for Linux.
 #
-#   make            build the FUSE program build/varsymfs
+#   make            build the programs: build/varsymfs, build/varsym
 #   make kmod       build varsymfs.ko for each Debian kernel of kernels.list
 #   make demo       show a variant link at work (sets itself up)
-#   make check      unit tests and the conformance suite (sets itself up)
+#   make test       unit tests, the FUSE conformance suite, a short fuzz:
+#                   the edit-compile-test loop, no packages, no guests
+#   make unit       the unit tests alone
+#   make conformance  the conformance suite against the FUSE program here
+#   make check      everything, every kernel's guest (sets itself up)
 #   make check-kernels [NEWEST=1]  the module in a guest of each kernel of
 #                   kernels.list, or of the newest kernel of each suite
 #   make fuzz       libFuzzer on the core's parsers (FUZZ_SECONDS each)
@@ -38,8 +42,9 @@ FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
 	fuse/pool.c fuse/cache.c
 FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h fuse/cache.h
 
+.DEFAULT_GOAL := all
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \
-	check check-kernels unit conformance sanitized tsan fuzz clean bench
+	check check-kernels test unit conformance sanitized tsan fuzz clean bench
 
 TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader \
 	$(B)/fake-loader-shadow
@@ -69,7 +74,7 @@ $(ATTACK_LINKS): $(B)/asan/%: $(B)/%
 	@ln -sf ../$* $@
 # (end of the attack tests' helpers)
 
-all: $(B)/varsymfs $(B)/varsym $(TEST_BIN)
+all: $(B)/varsymfs $(B)/varsym
 
 deps-build:
 	@scripts/deps build
@@ -180,11 +185,18 @@ unit: $(B)/test_core $(B)/test_daemon
 	$(B)/test_core
 	$(B)/test_daemon tests/unit/stacks
 
-conformance: all
+conformance: all $(TEST_BIN)
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/conformance --impl=fuse
 
+# The edit-compile-test loop: installs nothing, boots nothing (the packages
+# it needs are make check's; without clang, the fuzz part says so).
+FUZZ_TEST_SECONDS ?= 3
+test: unit conformance
+	@if command -v clang >/dev/null; then scripts/fuzz $(FUZZ_TEST_SECONDS); \
+	else echo "fuzz: skipped, no clang (make check installs it)"; fi
+
 check: deps-test deps-kmod deps-fuzz deps-package
-	@$(MAKE) --no-print-directory all kmod sanitized tsan
+	@$(MAKE) --no-print-directory all $(TEST_BIN) kmod sanitized tsan
 	@scripts/check
 
 # The module's conformance suite in a guest of each kernel; with NEWEST=1,
@@ -192,7 +204,7 @@ check: deps-test deps-kmod deps-fuzz deps-package
 # it appears.
 check-kernels: deps-test
 	@if [ "$(NEWEST)" = 1 ]; then scripts/kernels newest $(KERNELS_LIST); fi
-	@$(MAKE) --no-print-directory all kmod
+	@$(MAKE) --no-print-directory all $(TEST_BIN) kmod
 	@scripts/check kernels
 
 # Variant links against their floors, on the host and in a guest per
