@@ -24,6 +24,7 @@
 #define VARSYMFS_NOP_IDMAP (&init_user_ns)
 #endif
 
+/* 6.6 gave generic_fillattr() the request mask. */
 static inline void varsymfs_fillattr(struct varsymfs_idmap *idmap,
 				     u32 request_mask, struct inode *inode,
 				     struct kstat *stat)
@@ -49,7 +50,7 @@ static inline void varsymfs_inode_init_ts(struct inode *inode)
 #endif
 }
 
-/* A directory's mtime and ctime, after a change to its entries. */
+/* A directory's mtime and ctime, after a change to its entries (6.7 too). */
 static inline void varsymfs_dir_touch(struct inode *dir)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
@@ -62,15 +63,20 @@ static inline void varsymfs_dir_touch(struct inode *dir)
 #endif
 }
 
-/*
- * 7.3 dropped ->create()'s bool excl.  A ->create() ends its parameters so:
- *	static int f(..., struct dentry *dentry, VARSYMFS_CREATE_MODE)
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
-#define VARSYMFS_CREATE_MODE umode_t mode
+/* 6.7 ("xattr: make the xattr array itself const") made s_xattr const. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define VARSYMFS_XATTR_HANDLERS const struct xattr_handler * const
 #else
-#define VARSYMFS_CREATE_MODE umode_t mode, bool excl
+#define VARSYMFS_XATTR_HANDLERS const struct xattr_handler *
 #endif
+
+/*
+ * 6.8 ("execve: open the executable file before doing anything else")
+ * moved the open of the program before current->in_execve is set; before
+ * it, the program's own path is walked with in_execve already set.
+ */
+#define VARSYMFS_PROGRAM_OPENED_IN_EXECVE \
+	(LINUX_VERSION_CODE < KERNEL_VERSION(6, 8, 0))
 
 /* 6.18 renamed generic_delete_inode() inode_just_drop(). */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
@@ -116,11 +122,13 @@ static inline void varsymfs_kill_tree(struct super_block *sb)
 #endif
 
 /*
- * 6.8 ("execve: open the executable file before doing anything else")
- * moved the open of the program before current->in_execve is set; before
- * it, the program's own path is walked with in_execve already set.
+ * 7.3 dropped ->create()'s bool excl.  A ->create() ends its parameters so:
+ *	static int f(..., struct dentry *dentry, VARSYMFS_CREATE_MODE)
  */
-#define VARSYMFS_PROGRAM_OPENED_IN_EXECVE \
-	(LINUX_VERSION_CODE < KERNEL_VERSION(6, 8, 0))
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 3, 0)
+#define VARSYMFS_CREATE_MODE umode_t mode
+#else
+#define VARSYMFS_CREATE_MODE umode_t mode, bool excl
+#endif
 
 #endif /* VARSYMFS_COMPAT_H */

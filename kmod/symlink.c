@@ -204,7 +204,7 @@ static const struct xattr_handler options_xattr = {
 	.get = options_get,
 };
 
-const struct xattr_handler *varsymfs_xattr_handlers[] = {
+VARSYMFS_XATTR_HANDLERS varsymfs_xattr_handlers[] = {
 	&template_xattr,
 	&options_xattr,
 	NULL

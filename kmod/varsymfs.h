@@ -62,7 +62,7 @@ void varsymfs_count(enum varsymfs_stat what);
 
 /* symlink.c */
 extern const struct inode_operations varsymfs_link_iops;
-extern const struct xattr_handler *varsymfs_xattr_handlers[];
+extern VARSYMFS_XATTR_HANDLERS varsymfs_xattr_handlers[];
 
 /* caller.c: the process a link is resolved for */
 enum varsymfs_env_source {
