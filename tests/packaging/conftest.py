@@ -68,14 +68,38 @@ def project_version():
 VERSION = project_version()
 
 
+def listed_kernels():
+    """The lines of kernels.list (or $KERNELS_LIST), as scripts/kernels
+    reads them: one dict each."""
+    env = {"PATH": SBIN_PATH}
+    if os.environ.get("KERNELS_LIST"):
+        env["KERNELS_LIST"] = os.environ["KERNELS_LIST"]
+    p = run([os.path.join(REPO, "scripts", "kernels"), "list"], env=env, check=True)
+    fields = ("name", "release", "suite", "version", "root", "meta", "cc")
+    return [dict(zip(fields, line.split())) for line in p.out.splitlines()]
+
+
 def kernels():
-    """Debian kernels with headers here, as scripts/build-kmod finds them."""
-    found = []
-    for d in sorted(os.listdir("/usr/src")):
-        if d.startswith("linux-headers-") and \
-                os.path.exists(os.path.join("/usr/src", d, "Module.symvers")):
-            found.append(d[len("linux-headers-"):])
-    return found
+    """The kernels of the list installed on this machine, headers and all
+    (scripts/deps kmod): DKMS builds for them here."""
+    return [k["release"] for k in listed_kernels() if k["root"] == "host" and
+            os.path.exists(f"/usr/src/linux-headers-{k['release']}/Module.symvers")]
+
+
+def root_kernels():
+    """(release, root) of the kernels of the list built in a root of their
+    own (scripts/in-root): DKMS builds for them there."""
+    return [(k["release"], k["root"]) for k in listed_kernels() if k["root"] != "host"]
+
+
+def in_root(root, argv, **kw):
+    """sh() inside build/roots/ROOT, with the repository at its own path."""
+    return sh([os.path.join(REPO, "scripts", "in-root"), root, "--"] + argv, **kw)
+
+
+def root_path(root, path):
+    """Where the host sees PATH of build/roots/ROOT."""
+    return os.path.join(REPO, "build", "roots", root) + path
 
 
 def dkms_status():
@@ -123,6 +147,48 @@ def copy_source(dest):
     for f in source_files():
         os.makedirs(os.path.dirname(os.path.join(dest, f)), exist_ok=True)
         shutil.copy2(os.path.join(REPO, f), os.path.join(dest, f))
+
+
+# ---- the roots of the kernels built in one (scripts/in-root) ------------------
+
+def root_state(root, kernel):
+    """What DKMS may change in a root: the files of the kernel's modules
+    directory, what /usr/src and /var/lib/dkms hold (its key aside)."""
+    mods = root_path(root, f"/usr/lib/modules/{kernel}")
+    files = sorted(os.path.relpath(os.path.join(d, f), mods)
+                   for d, _, names in os.walk(mods) for f in names)
+    listed = {d: sorted(x for x in os.listdir(root_path(root, d)) if not x.startswith("mok."))
+              for d in ("/usr/src", "/var/lib/dkms") if os.path.isdir(root_path(root, d))}
+    return files, listed
+
+
+@pytest.fixture
+def root_with_dkms(machine_lock):
+    """ROOT_KERNELS' roots with dkms installed (once: the roots are a cache),
+    and the dkms signing key removed again if this test made it."""
+    roots = []
+
+    def ready(root):
+        sh([os.path.join(REPO, "scripts", "in-root"), root, "--ensure", "dkms"])
+        keys = [root_path(root, f"/var/lib/dkms/mok.{k}") for k in ("key", "pub")]
+        roots.append([k for k in keys if not os.path.exists(k)])
+        return root
+    yield ready
+    for made in roots:
+        for k in made:
+            if os.path.exists(k):
+                os.unlink(k)
+
+
+def dkms_module_path(root, kernel):
+    """The module dkms installed for kernel in root.  The root has the
+    kernel's headers but not its modules, so dkms leaves depmod alone and
+    modinfo cannot find it by name: the file, where dkms puts it."""
+    found = [p for p in (f"/usr/lib/modules/{kernel}/updates/dkms/varsymfs.ko",
+                         f"/usr/lib/modules/{kernel}/updates/dkms/varsymfs.ko.xz")
+             if os.path.exists(root_path(root, p))]
+    assert len(found) == 1, found
+    return found[0]
 
 
 # ---- fixtures ---------------------------------------------------------------

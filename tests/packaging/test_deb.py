@@ -6,19 +6,23 @@ First unpacked into a scratch root: the packaged programs mount and pass
 the FUSE conformance suite from there, and dkms builds the packaged module
 sources in a scratch tree.  Then installed for real with apt-get, as
 README.md says (the postinst has DKMS build the module for the kernels
-here), and purged: the machine must be as it was."""
+here), and purged: the machine must be as it was.  varsymfs-dkms is also
+installed and purged with apt in the trixie or sid root of each kernel of
+kernels.list built there, whose DKMS hook must build the module for it."""
 import glob
 import os
 import re
 
 import pytest
 
-from conftest import (REPO, VERSION, Failed, Mount, dkms_status, kernels, module_image,
-                      modules_state, mount_point, run, sh, umount)
+from conftest import (REPO, VERSION, Failed, Mount, dkms_module_path, dkms_status,
+                      in_root, kernels, module_image, modules_state, mount_point,
+                      root_kernels, root_path, root_state, run, sh, umount)
 
 ARCH = sh(["dpkg", "--print-architecture"]).out.strip()
 DEB_DIR = os.path.join(REPO, "build", "deb")
 KERNELS = kernels()
+ROOT_KERNELS = root_kernels()
 
 
 def module_sources():
@@ -237,3 +241,30 @@ def test_apt_installed_program_mounts_through_mount_8(apt_installed, probe, publ
         assert probe.readlink(link, env={"UNIVERSE": "/n"}, user="nobody") == "ok /n"
     finally:
         umount(where)
+
+
+@pytest.mark.parametrize("kernel,root", ROOT_KERNELS)
+def test_dkms_package_in_the_kernels_root(debs, root_with_dkms, build, kernel, root):
+    """apt-get install of varsymfs-dkms in the kernel's root: the package's
+    DKMS hook builds and installs the module for the kernel there, the one
+    the suite tested; apt-get purge leaves the root as it was.  (Only the
+    -dkms package: varsymfs is built for this machine's libfuse3-3.)"""
+    root_with_dkms(root)
+    installed = in_root(root, ["dpkg-query", "-W", "-f", "${db:Status-Status}",
+                               "varsymfs-dkms"], check=False).out
+    if installed == "installed" or in_root(root, ["dkms", "status", "varsymfs"]).out.strip():
+        pytest.skip(f"varsymfs is installed in the {root} root: not touching it")
+    before = root_state(root, kernel)
+    apt = ["apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=300"]
+    try:
+        in_root(root, apt + ["install", "--no-install-recommends", debs["varsymfs-dkms"]],
+                timeout=900)
+        status = in_root(root, ["dkms", "status", f"varsymfs/{VERSION}"]).out
+        assert f"{kernel}, x86_64: installed" in status, status
+        tested = os.path.join(build, "kmod", kernel, "varsymfs.ko")
+        assert module_image(root_path(root, dkms_module_path(root, kernel))) == \
+            module_image(tested)
+    finally:
+        in_root(root, apt + ["purge", "varsymfs-dkms"], check=False)
+    assert not in_root(root, ["dkms", "status", "varsymfs"]).out.strip()
+    assert root_state(root, kernel) == before, f"the {root} root is not as it was"

@@ -1,19 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """DKMS from the source tree, as README.md says: `make install-dkms`, then
-dkms add, build and install for each Debian kernel whose headers are here.
+dkms add, build and install for each kernel of kernels.list installed here.
 Then a guest per kernel boots without the module (scripts/vm-run
 --no-module) and must load the DKMS one by itself: in_guest.py.
-Afterwards dkms remove and make uninstall-dkms leave the machine as it was."""
+Afterwards dkms remove and make uninstall-dkms leave the machine as it was.
+The same commands in the trixie or sid root of each kernel built there
+(scripts/in-root), whose kbuild tools this machine cannot run."""
 import json
 import os
 import re
 
 import pytest
 
-from conftest import (REPO, VERSION, Failed, dkms_status, kernels, modules_state,
-                      module_image, run, sh)
+from conftest import (REPO, VERSION, Failed, dkms_module_path, dkms_status, in_root,
+                      kernels, modules_state, module_image, root_kernels, root_path,
+                      root_state, run, sh)
 
 KERNELS = kernels()
+ROOT_KERNELS = root_kernels()
 SRC = f"/usr/src/varsymfs-{VERSION}"
 MODULE = f"varsymfs/{VERSION}"
 
@@ -85,3 +89,34 @@ def test_guest_loads_and_mounts_it(dkms_installed, built_source, build, scratch,
     with open(results) as f:
         counts = json.load(f)
     assert counts["failed"] == 0 and counts["skipped"] == 0 and counts["passed"] > 10, counts
+
+
+# ---- in a root of another Debian release ---------------------------------------
+
+@pytest.mark.parametrize("kernel,root", ROOT_KERNELS)
+def test_dkms_in_the_kernels_root(root_with_dkms, build, kernel, root):
+    """make install-dkms, dkms add, build and install for the kernel, in its
+    root (with its compiler); what dkms installed is what the suite tested;
+    dkms remove and make uninstall-dkms leave the root as it was."""
+    root_with_dkms(root)
+    if os.path.exists(root_path(root, SRC)) or \
+            in_root(root, ["dkms", "status", "varsymfs"]).out.strip():
+        pytest.skip(f"varsymfs is installed through DKMS in the {root} root: not touching it")
+    before = root_state(root, kernel)
+    try:
+        in_root(root, ["make", "-C", REPO, "install-dkms"])
+        in_root(root, ["dkms", "add", MODULE])
+        in_root(root, ["dkms", "build", MODULE, "-k", kernel])
+        in_root(root, ["dkms", "install", MODULE, "-k", kernel])
+        p = in_root(root, ["dkms", "status", MODULE, "-k", kernel])
+        assert re.search(rf"{re.escape(kernel)}, x86_64: installed$", p.out, re.M), p.out
+        path = dkms_module_path(root, kernel)
+        alias = in_root(root, ["modinfo", "-F", "alias", path]).out.split()
+        assert "fs-varsymfs" in alias
+        tested = os.path.join(build, "kmod", kernel, "varsymfs.ko")
+        assert module_image(root_path(root, path)) == module_image(tested)
+    finally:
+        if in_root(root, ["dkms", "status", "varsymfs"]).out.strip():
+            in_root(root, ["dkms", "remove", MODULE, "--all"])
+        in_root(root, ["make", "-C", REPO, "uninstall-dkms"])
+    assert root_state(root, kernel) == before, f"the {root} root is not as it was"
