@@ -51,8 +51,8 @@ TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader \
 
 # The attack tests' helpers (tests/conformance/test_abi_matrix.py and
 # test_bounded.py), test helpers like the others; the 32-bit callers are
-# built without libc (no gcc-multilib here), and the sanitized run finds
-# them in $(B)/asan/ as it finds vsprobe.
+# built without libc (no gcc-multilib here). The sanitized and tsan runs
+# find every helper through links in their own directories.
 ATTACK_BIN := $(B)/vsattack $(B)/vs32-i386 $(B)/vs32-x32 $(B)/stallfs
 TEST_BIN += $(ATTACK_BIN)
 NOLIBC := -O2 $(WARN) -nostdlib -static -ffreestanding -fno-pic \
@@ -67,12 +67,6 @@ $(B)/vs32-x32: tests/helpers/vs32.c | $(B)
 $(B)/stallfs: tests/helpers/stallfs.c | $(B)
 	$(CC) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) -o $@ $< $(FUSE_LIBS)
 
-ATTACK_LINKS := $(patsubst $(B)/%,$(B)/asan/%,$(ATTACK_BIN))
-sanitized: $(ATTACK_LINKS)
-$(ATTACK_LINKS): $(B)/asan/%: $(B)/%
-	@mkdir -p $(B)/asan
-	@ln -sf ../$* $@
-# (end of the attack tests' helpers)
 
 all: $(B)/varsymfs $(B)/varsym
 
@@ -138,7 +132,7 @@ $(B)/asan/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c tools/errno_name.h
 
 # The suite takes a directory of programs: the helpers are the plain ones.
 sanitized: $(B)/asan/varsymfs $(B)/asan/varsym $(TEST_BIN)
-	@ln -sf ../vsprobe ../fake-loader $(B)/asan/
+	@ln -sf $(patsubst $(B)/%,../%,$(TEST_BIN)) $(B)/asan/
 
 # The daemon with ThreadSanitizer, for make check: its locking, checked.
 TSAN := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
@@ -148,7 +142,7 @@ $(B)/tsan/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
 tsan: $(B)/tsan/varsymfs $(B)/varsym $(TEST_BIN)
-	@ln -sf ../varsym ../vsprobe ../fake-loader $(B)/tsan/
+	@ln -sf ../varsym $(patsubst $(B)/%,../%,$(TEST_BIN)) $(B)/tsan/
 
 # libFuzzer on every parser of the core; FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 300
