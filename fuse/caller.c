@@ -245,10 +245,11 @@ static bool frame_is(const char *name, size_t len, const char *want)
  * vsfuse_exec_phase - which part of execve a kernel stack is walking for
  * @stack: /proc/TID/stack, innermost frame first
  *
- * A walk opens a file through do_filp_open(); inside execve the function
- * that asked for it tells which file: the program itself (bprm_execve on
- * kernels before 6.8, alloc_bprm from 6.8, or do_execveat_common if those
- * are inlined), or an interpreter (open_exec), whose binary format handler
+ * A walk opens a file through do_filp_open() (do_file_open() from 7.0);
+ * inside execve the function that asked for it tells which file: the
+ * program itself (bprm_execve on kernels before 6.8, alloc_bprm from 6.8,
+ * or do_execveat_common if those are inlined), or an interpreter
+ * (open_exec, or bprm_open_interpreter on 7.x), whose binary format handler
  * (a load_*() function, always called through a pointer and so always a
  * frame) says whose: a script's #! interpreter (load_script) or a loader
  * put into the new program (anything else).  Whatever does not match
@@ -268,11 +269,13 @@ enum vsfuse_phase vsfuse_exec_phase(const char *stack)
 		if (!len)
 			continue;
 		if (!walked) {
-			walked = frame_is(name, len, "do_filp_open");
+			walked = frame_is(name, len, "do_filp_open") ||
+				 frame_is(name, len, "do_file_open");
 			continue;
 		}
 		if (frame_is(name, len, "do_open_execat") ||
-		    frame_is(name, len, "open_exec"))
+		    frame_is(name, len, "open_exec") ||
+		    frame_is(name, len, "bprm_open_interpreter"))
 			continue;
 		if (frame_is(name, len, "load_script"))
 			return VSFUSE_PHASE_SCRIPT;
