@@ -342,9 +342,13 @@ def test_d2_huge_envp(impl, build, stall, root_mount):
     judge_root(root, asked, ended, "D2 (6000 envp strings of 128 KiB)",
                attacker)
     if swap:
-        took = attacker_took - SLOW_MS / 1000
+        # from execve to the default's program running, less the slow
+        # symlink's hold (each line is timed as it is read)
+        ran = attacker.find(lambda s: s.startswith("exe "))
+        took = (ran[0] - start[0] if ran else attacker_took) - SLOW_MS / 1000
     else:
         took = float(errs[0].split()[2])
+    print(f"D2: the attacker's own execve answered {took:.2f} s after its walk")
     assert attacker_done and took < 2.0, (
         f"D2: the attacker's own execve should be answered within 2 s of "
         f"its walk; it took {took:.1f} s"
