@@ -245,12 +245,12 @@ static bool frame_is(const char *name, size_t len, const char *want)
  * vsfuse_exec_phase - which part of execve a kernel stack is walking for
  * @stack: /proc/TID/stack, innermost frame first
  *
- * A walk opens a file through do_filp_open() (do_file_open() from 7.0);
- * inside execve the function that asked for it tells which file: the
+ * A walk opens a file through do_filp_open() (do_file_open() in 7.2 and
+ * 7.3); inside execve the function that asked for it tells which file: the
  * program itself (bprm_execve on kernels before 6.8, alloc_bprm from 6.8,
  * or do_execveat_common if those are inlined), or an interpreter
- * (open_exec, or bprm_open_interpreter on 7.x), whose binary format handler
- * (a load_*() function, always called through a pointer and so always a
+ * (open_exec, or bprm_open_interpreter for an ELF loader from 7.3), whose
+ * binary format handler (a load_*() function, always called through a pointer and so always a
  * frame) says whose: a script's #! interpreter (load_script) or a loader
  * put into the new program (anything else).  Whatever does not match
  * these shapes is unknown, and resolves as secure.
