@@ -250,10 +250,10 @@ static bool frame_is(const char *name, size_t len, const char *want)
  * program itself (bprm_execve on kernels before 6.8, alloc_bprm from 6.8,
  * or do_execveat_common if those are inlined), or an interpreter
  * (open_exec, or bprm_open_interpreter for an ELF loader from 7.3), whose
- * binary format handler (a load_*() function, always called through a pointer and so always a
- * frame) says whose: a script's #! interpreter (load_script) or a loader
- * put into the new program (anything else).  Whatever does not match
- * these shapes is unknown, and resolves as secure.
+ * binary format handler (a load_*() function, always called through a
+ * pointer and so always a frame) says whose: a script's #! interpreter
+ * (load_script) or a loader put into the new program (anything else).
+ * Whatever does not match these shapes is unknown, and resolves as secure.
  */
 enum vsfuse_phase vsfuse_exec_phase(const char *stack)
 {
