@@ -117,7 +117,7 @@ static int scan_string(int memfd, uint64_t addr, size_t *budget,
 {
 	long page = sysconf(_SC_PAGESIZE);
 	size_t len = 0, max = arg_strlen_max();
-	char chunk[4096];	/* a page at a time: each pread walks its mm */
+	char chunk[256];
 
 	for (;;) {
 		/* stay inside one page: the next one may not be mapped */
