@@ -117,13 +117,17 @@ static int scan_string(int memfd, uint64_t addr, size_t *budget,
 {
 	long page = sysconf(_SC_PAGESIZE);
 	size_t len = 0, max = arg_strlen_max();
-	char chunk[256];
+	char chunk[4096];
 
 	for (;;) {
-		/* stay inside one page: the next one may not be mapped */
+		/*
+		 * Stay inside one page: the next one may not be mapped.  Most
+		 * strings are short: 256 bytes first, then a page per pread
+		 * (each one walks the caller's mm).
+		 */
 		size_t room = page - ((addr + len) & (page - 1));
-		ssize_t n = pread(memfd, chunk,
-				  room < sizeof(chunk) ? room : sizeof(chunk),
+		size_t want = len ? sizeof(chunk) : 256;
+		ssize_t n = pread(memfd, chunk, room < want ? room : want,
 				  (off_t)(addr + len));
 		char *nul;
 
