@@ -53,7 +53,11 @@ static size_t auxv_word_size(void)
 	return sizeof(unsigned long);
 }
 
-static bool mm_secure(struct mm_struct *mm)
+/**
+ * varsymfs_mm_secure - was mm's program started with AT_SECURE?
+ * @mm: current's mm
+ */
+bool varsymfs_mm_secure(struct mm_struct *mm)
 {
 	/* saved_auxv changes only under prctl(PR_SET_MM) of its own task */
 	return varsym_auxv_secure(mm->saved_auxv, sizeof(mm->saved_auxv),
@@ -300,7 +304,7 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 	};
 	if (!mm || (current->flags & PF_KTHREAD))
 		return 0;
-	if (mm_secure(mm)) {
+	if (varsymfs_mm_secure(mm)) {
 		c->core.secure = true;
 		return 0;
 	}

@@ -36,13 +36,16 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/binfmts.h>
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/hash.h>
+#include <linux/kmod.h>
 #include <linux/list_bl.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rculist_bl.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/xattr.h>
@@ -68,6 +71,7 @@ struct exec_watch {
 	unsigned int epoch;		/* first_observer() at the first look */
 	bool privileged;		/* a file of this execve gains privileges */
 	bool caps_checked;		/* files[] were looked at for capabilities */
+	bool chose_interp;		/* an interpreter followed the caller */
 	unsigned int nfiles;		/* files seen; past WATCH_FILES, privileged */
 	struct file *files[WATCH_FILES];	/* with a reference each */
 };
@@ -164,6 +168,42 @@ static struct exec_watch *current_watch(void)
 	return NULL;
 }
 
+/*
+ * Did the execve just done make current privileged?  The kernel's own
+ * verdict, taken after begin_new_exec(): AT_SECURE in the new auxiliary
+ * vector, or credentials that differ from the real ones.
+ */
+static bool exec_made_privileged(void)
+{
+	const struct cred *cred = current_cred();
+
+	/* still inside it (task work run early): not final, so doubt */
+	if (current->in_execve)
+		return true;
+	return (current->mm && varsymfs_mm_secure(current->mm)) ||
+	       !uid_eq(cred->euid, cred->uid) ||
+	       !gid_eq(cred->egid, cred->gid);
+}
+
+/*
+ * An interpreter of this execve followed the caller's environment because
+ * no file of it gained privileges when it was walked; but the kernel
+ * decides the credentials only later, in begin_new_exec(), and a file can
+ * become setuid or gain a capability meanwhile (a package upgrade does
+ * this).  Here, on the way back to user space, the exec is over: if it
+ * made the task privileged, the caller's interpreter must not run a
+ * single instruction of it.
+ */
+static void check_exec_result(struct exec_watch *w)
+{
+	if (!w->chose_interp || (current->flags & PF_EXITING) ||
+	    !exec_made_privileged())
+		return;
+	pr_warn_ratelimited("pid %d: killed: its interpreter was chosen by its caller's environment, and its program gained privileges during the execve\n",
+			    task_pid_nr(current));
+	force_sig(SIGKILL);
+}
+
 /* The task work: the execve is over (returned, or the task exits). */
 static void end_watch(struct callback_head *head)
 {
@@ -172,6 +212,7 @@ static void end_watch(struct callback_head *head)
 
 	unsigned int i;
 
+	check_exec_result(w);
 	hlist_bl_lock(b);
 	hlist_bl_del_rcu(&w->node);
 	hlist_bl_unlock(b);
@@ -315,8 +356,11 @@ enum varsymfs_exec_walk varsymfs_exec_walk(bool rcu)
 			return VARSYMFS_EXEC_SECURE;
 		if (rcu && !w->caps_checked && w->nfiles)
 			return VARSYMFS_EXEC_UNKNOWN;
-		return watch_privileged(w) ? VARSYMFS_EXEC_SECURE :
-					     VARSYMFS_EXEC_INTERP;
+		if (watch_privileged(w))
+			return VARSYMFS_EXEC_SECURE;
+		/* the caller chooses: checked again once the exec is done */
+		w->chose_interp = true;
+		return VARSYMFS_EXEC_INTERP;
 	}
 	/*
 	 * No watch: before the observer's first look.  Where the program's

@@ -87,6 +87,7 @@ struct varsymfs_caller {
 };
 
 int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu);
+bool varsymfs_mm_secure(struct mm_struct *mm);
 bool varsymfs_caller_keeps_answer(void);
 
 /* cache.c: each process's answers, once per execve */

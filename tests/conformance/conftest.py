@@ -304,3 +304,28 @@ def sanitizer_of(path):
 def make_public(path):
     st = os.stat(path)
     os.chmod(path, st.st_mode | stat.S_IROTH | stat.S_IXOTH)
+
+
+@pytest.fixture
+def stall(build, public_dir):
+    """stall(slow=..., hang=...) mounts a stallfs as nobody."""
+    from attack import Stall
+    made = []
+    st = os.stat("/dev/fuse")
+    mode = st.st_mode & 0o777
+    # a guest's devtmpfs makes /dev/fuse 0600 (no udev to open it up)
+    if mode & 0o006 != 0o006:
+        os.chmod("/dev/fuse", 0o666)
+
+    def make(slow=(), hang=()):
+        d = tempfile.mkdtemp(prefix="stall-", dir=public_dir)
+        os.chmod(d, 0o755)
+        s = Stall(build, d, slow, hang)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.abort()
+    if mode & 0o006 != 0o006:
+        os.chmod("/dev/fuse", mode)

@@ -69,30 +69,6 @@ def kernel_only(impl):
 
 
 @pytest.fixture
-def stall(build, public_dir):
-    """stall(slow=..., hang=...) mounts a stallfs as nobody."""
-    made = []
-    st = os.stat("/dev/fuse")
-    mode = st.st_mode & 0o777
-    # a guest's devtmpfs makes /dev/fuse 0600 (no udev to open it up)
-    if mode & 0o006 != 0o006:
-        os.chmod("/dev/fuse", 0o666)
-
-    def make(slow=(), hang=()):
-        d = tempfile.mkdtemp(prefix="stall-", dir=public_dir)
-        os.chmod(d, 0o755)
-        s = Stall(build, d, slow, hang)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.abort()
-    if mode & 0o006 != 0o006:
-        os.chmod("/dev/fuse", mode)
-
-
-@pytest.fixture
 def root_mount(varsymfs, build, public_dir):
     """A root daemon's seed mount whose default is a universe that exists
     (so an attacker's exec through it walks on), and root's own question."""

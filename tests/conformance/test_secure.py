@@ -5,10 +5,12 @@ Real setuid-root binaries, run by the unprivileged user nobody.
 """
 import os
 import shutil
+import signal
+import time
 
 import pytest
 
-from attack import gcc_program
+from attack import Bg, gcc_program
 from conftest import needs_real_root, run
 
 pytestmark = [pytest.mark.skipif(os.getuid() != 0,
@@ -156,3 +158,48 @@ def test_unprivileged_program_loader(varsymfs, build, public_dir, impl):
         assert p.out == "FAKE-LOADER euid=65534\n" and p.returncode == 42
     else:
         assert p.out.startswith("real euid="), (p.out, p.err)
+
+
+@pytest.mark.parametrize("privilege", ["setuid", "setcap"])
+def test_program_made_privileged_during_its_loader_walk(
+        varsymfs, build, public_dir, stall, privilege):
+    """docs/SPEC.md section 5, docs/SECURITY.md "decided by the kernel": an
+    ordinary program's loader follows its caller's envp; while that walk
+    waits on the caller's own FUSE mount, root makes the program setuid (as
+    fuse3's postinst does to fusermount3) or gives it a file capability (as
+    iproute2's does).  The kernel computes the credentials only later, in
+    begin_new_exec(): the exec must then never run a single instruction of
+    the user's loader.  The module kills it before it returns to user space;
+    the FUSE program never gives a loader walk the caller's answer."""
+    roots = loader_universes(public_dir, build)
+    m = varsymfs(f"LOADER,default={roots['good']}")
+    # the user's loader sits behind a link of their own FUSE mount whose
+    # LOOKUP is answered 3 s late: the window for root's chmod or setcap
+    late = stall(slow=[f"late:{roots['evil']}:3000"])
+    exe = gcc_program(public_dir, m.link + "/ld.so", "upgraded-prog")
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o755)
+    bg = Bg(["/usr/bin/env", f"LOADER={late.dir}/late", exe], env={},
+            user="nobody")
+    try:
+        # the module follows the caller into their mount; the FUSE program
+        # gives a loader walk the default, so the exec may end first
+        deadline = time.monotonic() + 30
+        while not (reached := late.bg.find(lambda s: s == "slow late")) \
+                and bg.p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if privilege == "setuid":
+            os.chmod(exe, 0o4755)
+        else:
+            setcap(exe)
+        status = bg.wait(60)
+    finally:
+        bg.end()
+    assert "FAKE-LOADER" not in bg.text(), bg.describe()
+    if m.impl == "kernel":
+        assert reached, "the loader walk never reached the user's " \
+            "FUSE mount:\n" + bg.describe() + "\n" + late.bg.describe()
+        assert status == -signal.SIGKILL, bg.describe()
+    else:
+        assert not reached and status == 0 and \
+            bg.text().startswith("real euid="), bg.describe()
