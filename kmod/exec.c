@@ -383,6 +383,20 @@ void varsymfs_exec_keep_ahead(void)
 
 int varsymfs_exec_init(void)
 {
+	/*
+	 * binfmt_misc inserts itself at the head of the list when it loads,
+	 * and any user can make the kernel load it (a rootless mount of it
+	 * fails, but only after the load).  Loaded first, it stays behind
+	 * the observer; a failure here only leaves that to keep_ahead().
+	 */
+	if (IS_MODULE(CONFIG_BINFMT_MISC))
+		request_module("binfmt_misc");
+	/*
+	 * An execve on another CPU may reach the observer as soon as it is
+	 * inserted, before it is counted: keep_ahead() must wait for the
+	 * count, or it would insert observers[0] a second time.
+	 */
+	mutex_lock(&observers_lock);
 	register_binfmt(&anchor);
 	insert_binfmt(&observers[0]);
 	/*
@@ -398,6 +412,7 @@ int varsymfs_exec_init(void)
 		pr_warn("cannot find the head of the binary formats: walks inside execve resolve as secure-exec\n");
 	/* pairs with first_observer(): formats_head, then the count */
 	smp_store_release(&observers_used, 1);
+	mutex_unlock(&observers_lock);
 	return 0;
 }
 

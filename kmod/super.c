@@ -388,4 +388,6 @@ MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Variant symbolic links: targets chosen by the caller's environment");
 MODULE_AUTHOR("The varsymfs authors");
 MODULE_ALIAS_FS("varsymfs");
+/* loaded first, binfmt_misc stays behind the exec observer (exec.c) */
+MODULE_SOFTDEP("pre: binfmt_misc");
 MODULE_VERSION(VARSYM_VERSION);

@@ -263,6 +263,37 @@ def test_remount_keeps_options(varsymfs, probe):
     assert probe.readlink(m.link, env={}) == "ok /ucb"
 
 
+def test_nobody_autoloading_binfmt_misc_keeps_the_execve_rule(
+        varsymfs, public_dir):
+    """docs/SECURITY.md, "unprivileged module autoload": any user can make
+    the kernel load binfmt_misc (a rootless mount of it fails, after the
+    load).  Loaded after the module, it went ahead of the exec observer,
+    and before Linux 6.8 every program's own path on the machine then
+    resolved as secure until the module was reloaded.  The module loads
+    binfmt_misc before it inserts its observer, so that load comes too
+    late to change anything: a program's own path keeps following execve's
+    envp, for root as for nobody."""
+    reinserted = dmesg().count("observer re-inserted")
+    target = os.path.join(public_dir, "x")
+    os.mkdir(target)
+    run(["unshare", "-Urm", "mount", "-t", "binfmt_misc", "none", target],
+        env=SBIN, user="nobody")
+    for name in ("att", "ucb"):
+        os.makedirs(os.path.join(public_dir, name))
+        prog = os.path.join(public_dir, name, "prog")
+        with open(prog, "w") as f:
+            f.write(f"#!/bin/sh\necho {name}\n")
+        os.chmod(prog, 0o755)
+        os.chmod(os.path.join(public_dir, name), 0o755)
+    m = varsymfs(f"UNIVERSE,default={public_dir}/ucb")
+    for user in (None, "nobody"):
+        p = run(["/usr/bin/env", f"UNIVERSE={public_dir}/att",
+                 m.link + "/prog"], env={}, user=user)
+        assert p.out == "att\n", (user, p.out, p.err)
+    assert dmesg().count("observer re-inserted") == reinserted, \
+        "binfmt_misc went ahead of the observer"
+
+
 # The exec observer against binfmt_misc loaded after the module.
 MISC = "/proc/sys/fs/binfmt_misc"
 
