@@ -172,7 +172,9 @@ enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
 	if (sscanf(line, "%ld %llx %llx %llx %llx %llx %llx", &nr, &a[0],
 		   &a[1], &a[2], &a[3], &a[4], &a[5]) != 7)
 		return VSFUSE_IN_UNKNOWN;
-	*envp = a[arg];
+	/* compat execve takes 32-bit pointers: int $0x80 from a 64-bit
+	 * process may leave garbage in the upper half of a register */
+	*envp = *ptr_size == 4 ? (uint32_t)a[arg] : a[arg];
 	return VSFUSE_IN_EXECVE;
 }
 

@@ -106,6 +106,12 @@ static bool in_execve_syscall(struct varsymfs_envp *envp)
 	if (arg < 0)
 		return false;
 	syscall_get_arguments(current, task_pt_regs(current), args);
+	/*
+	 * As compat execve reads it: int $0x80 from a 64-bit process may
+	 * leave anything in the upper half of the register.
+	 */
+	if (envp->compat)
+		args[arg] = (u32)args[arg];
 	envp->ptr = (const void __user *)args[arg];
 	return true;
 }

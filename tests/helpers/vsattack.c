@@ -158,6 +158,8 @@ static int cmd_exe(void)
 	return 0;
 }
 
+#define HIGH_JUNK (long)0x7a5f000000000000UL
+
 /* execve through int $0x80 from this 64-bit process: ia32 numbers and
  * 32-bit pointers, so everything is copied below 4 GiB (MAP_32BIT). */
 static int exec_int80(const char *path, char **argv, char **envp)
@@ -191,9 +193,13 @@ static int exec_int80(const char *path, char **argv, char **envp)
 	}
 	arr[na + 1 + ne] = 0;
 	strcpy(p, path);
+	/* the upper halves are not the pointers' (compat execve reads 32
+	 * bits): whoever reads the arguments must truncate them too */
 	__asm__ volatile ("int $0x80" : "=a"(ret) : "a"(11L),
-			  "b"((long)(uintptr_t)p), "c"((long)(uintptr_t)arr),
-			  "d"((long)(uintptr_t)(arr + na + 1)) : "memory");
+			  "b"((long)(uintptr_t)p | HIGH_JUNK),
+			  "c"((long)(uintptr_t)arr | HIGH_JUNK),
+			  "d"((long)(uintptr_t)(arr + na + 1) | HIGH_JUNK)
+			  : "memory");
 	return report_error((int)-ret);
 }
 
