@@ -8,7 +8,9 @@
  *    flat directory its owner changes with symlink, unlink and rename, as
  *    on tmpfs.
  *
- * An unlinked link stays, as an orphan, until the kernel forgets it.
+ * An unlinked link stays, as an orphan, until the kernel forgets it.  The
+ * kernel names nodes by their st_ino (dir.h says why), found in a hash
+ * table of every node.
  * Locking: d->lock protects the lists, every node's name, lookup count and
  * attributes, and the directory's own attributes (dir.h).
  */
@@ -40,6 +42,76 @@ static struct vsfuse_node *find_name(struct vsfuse_dir *d, const char *name)
 	return NULL;
 }
 
+#define TABLE_MIN 64
+
+static size_t bucket(const struct vsfuse_dir *d, uint64_t id)
+{
+	return (id * 0x9e3779b97f4a7c15ULL >> 32) & (d->table_size - 1);
+}
+
+/* Under d->lock. */
+static struct vsfuse_node *find_id(struct vsfuse_dir *d, uint64_t id)
+{
+	struct vsfuse_node *n;
+
+	if (!d->table_size)
+		return NULL;
+	for (n = d->table[bucket(d, id)]; n; n = n->hnext)
+		if (n->st_ino == id)
+			return n;
+	return NULL;
+}
+
+/* Doubles the table when full; a failure only makes chains longer. */
+static void grow_table(struct vsfuse_dir *d)
+{
+	size_t old = d->table_size, size = old ? old * 2 : TABLE_MIN, i;
+	struct vsfuse_node **table = calloc(size, sizeof(*table));
+	struct vsfuse_node **prev = d->table, *n, *next;
+
+	if (!table)
+		return;
+	d->table = table;
+	d->table_size = size;
+	for (i = 0; i < old; i++) {
+		for (n = prev[i]; n; n = next) {
+			next = n->hnext;
+			n->hnext = table[bucket(d, n->st_ino)];
+			table[bucket(d, n->st_ino)] = n;
+		}
+	}
+	free(prev);
+}
+
+/* Under d->lock: 0, or -1 when there is no table at all. */
+static int table_add(struct vsfuse_dir *d, struct vsfuse_node *n)
+{
+	struct vsfuse_node **head;
+
+	if (d->table_count >= d->table_size)
+		grow_table(d);
+	if (!d->table_size)
+		return -1;
+	head = &d->table[bucket(d, n->st_ino)];
+	n->hnext = *head;
+	*head = n;
+	d->table_count++;
+	return 0;
+}
+
+static void table_del(struct vsfuse_dir *d, struct vsfuse_node *n)
+{
+	struct vsfuse_node **p;
+
+	for (p = &d->table[bucket(d, n->st_ino)]; *p; p = &(*p)->hnext) {
+		if (*p == n) {
+			*p = n->hnext;
+			d->table_count--;
+			return;
+		}
+	}
+}
+
 static struct vsfuse_node *new_node(struct vsfuse_dir *d, const char *name,
 				    const char *template, uid_t uid, gid_t gid)
 {
@@ -60,12 +132,19 @@ static struct vsfuse_node *new_node(struct vsfuse_dir *d, const char *name,
 	n->attr.uid = uid;
 	n->attr.gid = gid;
 	n->attr.atime = n->attr.mtime = n->attr.ctime = now();
+	if (table_add(d, n)) {
+		free(n->name);
+		free(n->template);
+		free(n);
+		return NULL;
+	}
 	return n;
 }
 
-/* Under d->lock, or when the session is over. */
+/* Under d->lock. */
 static void free_node(struct vsfuse_dir *d, struct vsfuse_node *n)
 {
+	table_del(d, n);
 	if (n->template)
 		d->links--;
 	free(n->name);
@@ -135,6 +214,9 @@ void vsfuse_dir_destroy(struct vsfuse_dir *d)
 		}
 	}
 	d->nodes = d->orphans = NULL;
+	free(d->table);
+	d->table = NULL;
+	d->table_size = d->table_count = 0;
 	pthread_rwlock_destroy(&d->lock);
 }
 
@@ -160,13 +242,28 @@ bool vsfuse_dir_has(struct vsfuse_dir *d, const char *name)
 	return found;
 }
 
-void vsfuse_dir_forget(struct vsfuse_dir *d, struct vsfuse_node *n,
-		       uint64_t nlookup)
+struct vsfuse_node *vsfuse_dir_node(struct vsfuse_dir *d, uint64_t id)
 {
-	struct vsfuse_node **p;
+	struct vsfuse_node *n;
+
+	pthread_rwlock_rdlock(&d->lock);
+	n = find_id(d, id);
+	pthread_rwlock_unlock(&d->lock);
+	return n;
+}
+
+void vsfuse_dir_forget(struct vsfuse_dir *d, uint64_t id, uint64_t nlookup)
+{
+	struct vsfuse_node *n, **p;
 
 	pthread_rwlock_wrlock(&d->lock);
-	n->nlookup -= nlookup;
+	n = find_id(d, id);
+	if (!n) {		/* not ours, or forgotten already */
+		pthread_rwlock_unlock(&d->lock);
+		return;
+	}
+	/* never below zero, whatever the kernel says */
+	n->nlookup -= nlookup < n->nlookup ? nlookup : n->nlookup;
 	if (!n->nlookup && !n->name) {
 		for (p = &d->orphans; *p != n; p = &(*p)->next)
 			;

@@ -21,12 +21,15 @@ struct vsfuse_attr {
 };
 
 /*
- * A link.  Its FUSE inode number is its address (the node lives until the
- * kernel forgets it); st_ino is its own, never reused.  Under the
- * directory's lock but for st_ino and the template, which never change.
+ * A link.  Its FUSE node id is its st_ino, never reused, and never its
+ * address: anyone reads node ids in name_to_handle_at(2)'s handles, and
+ * an address would give the root daemon's ASLR away.  The node lives
+ * until the kernel forgets it.  Under the directory's lock but for st_ino
+ * and the template, which never change.
  */
 struct vsfuse_node {
 	struct vsfuse_node *next;	/* in the directory, by st_ino */
+	struct vsfuse_node *hnext;	/* in the directory's table by id */
 	uint64_t st_ino;
 	uint64_t nlookup;		/* the kernel's references */
 	char *name;			/* NULL once unlinked */
@@ -43,6 +46,8 @@ struct vsfuse_dir {
 	pthread_rwlock_t lock;
 	struct vsfuse_node *nodes;	/* the directory's links */
 	struct vsfuse_node *orphans;	/* unlinked, still known to the kernel */
+	struct vsfuse_node **table;	/* every node, hashed by st_ino */
+	size_t table_size, table_count;	/* a power of two; nodes in it */
 	uint64_t next_ino;
 	unsigned int links, nr_links;	/* template links alive, and most */
 	mode_t mode;
@@ -57,9 +62,13 @@ void vsfuse_dir_destroy(struct vsfuse_dir *d);
 /* The link called name, its lookup count raised; or NULL. */
 struct vsfuse_node *vsfuse_dir_lookup(struct vsfuse_dir *d, const char *name);
 bool vsfuse_dir_has(struct vsfuse_dir *d, const char *name);
-/* The kernel drops nlookup references; an unlinked node then goes. */
-void vsfuse_dir_forget(struct vsfuse_dir *d, struct vsfuse_node *n,
-		       uint64_t nlookup);
+/*
+ * The node whose id the kernel sent, or NULL for an id we never gave or
+ * that was forgotten.  It stays while the kernel holds the inode.
+ */
+struct vsfuse_node *vsfuse_dir_node(struct vsfuse_dir *d, uint64_t id);
+/* The kernel drops nlookup references to id; an unlinked node then goes. */
+void vsfuse_dir_forget(struct vsfuse_dir *d, uint64_t id, uint64_t nlookup);
 /* A new link, its lookup count 1: 0, -EEXIST, -ENOSPC (nr_links=), -ENOMEM. */
 int vsfuse_dir_symlink(struct vsfuse_dir *d, const char *name,
 		       const char *template, uid_t uid, gid_t gid,

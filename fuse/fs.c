@@ -40,9 +40,13 @@ static void reply_error(fuse_req_t req, long neg_errno)
 	fuse_reply_err(req, (int)-neg_errno);
 }
 
-static struct vsfuse_node *node_of(fuse_ino_t ino)
+/*
+ * The link the kernel means by ino (its st_ino: dir.h), or NULL for an
+ * id that is not one of ours (the caller replies ESTALE).
+ */
+static struct vsfuse_node *node_of(struct vsfuse *fs, fuse_ino_t ino)
 {
-	return (struct vsfuse_node *)(uintptr_t)ino;
+	return vsfuse_dir_node(&fs->dir, ino);
 }
 
 /* ---- READLINK ---- */
@@ -179,7 +183,7 @@ static void vsfuse_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct vsfuse *fs = fuse_req_userdata(req);
 	pid_t tid = fuse_req_ctx(req)->pid;
-	const struct vsfuse_node *n = node_of(ino);
+	const struct vsfuse_node *n = node_of(fs, ino);
 	char target[VARSYM_PATH_MAX];
 	struct readlink_job *job;
 	bool cache = fs->cache && tid > 0;
@@ -188,6 +192,8 @@ static void vsfuse_readlink(fuse_req_t req, fuse_ino_t ino)
 
 	if (ino == FUSE_ROOT_ID)
 		return reply_error(req, -EINVAL);
+	if (!n)
+		return reply_error(req, -ESTALE);
 	if (fs->constant) {		/* the benchmarks' floor */
 		fuse_reply_readlink(req, fs->constant);
 		return;
@@ -215,14 +221,14 @@ static void reply_entry(struct vsfuse *fs, fuse_req_t req,
 			struct vsfuse_node *n)
 {
 	struct fuse_entry_param e = {
-		.ino = (uintptr_t)n,
+		.ino = n->st_ino,
 		.entry_timeout = STABLE_TIMEOUT,
 		.attr_timeout = STABLE_TIMEOUT,
 	};
 
 	vsfuse_dir_link_attr(&fs->dir, n, &e.attr);
 	if (fuse_reply_entry(req, &e))	/* the kernel did not take it */
-		vsfuse_dir_forget(&fs->dir, n, 1);
+		vsfuse_dir_forget(&fs->dir, n->st_ino, 1);
 }
 
 static void vsfuse_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -247,7 +253,7 @@ static void vsfuse_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	struct vsfuse *fs = fuse_req_userdata(req);
 
 	if (ino != FUSE_ROOT_ID)
-		vsfuse_dir_forget(&fs->dir, node_of(ino), nlookup);
+		vsfuse_dir_forget(&fs->dir, ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -259,7 +265,7 @@ static void vsfuse_forget_multi(fuse_req_t req, size_t count,
 
 	for (i = 0; i < count; i++)
 		if (forgets[i].ino != FUSE_ROOT_ID)
-			vsfuse_dir_forget(&fs->dir, node_of(forgets[i].ino),
+			vsfuse_dir_forget(&fs->dir, forgets[i].ino,
 					  forgets[i].nlookup);
 	fuse_reply_none(req);
 }
@@ -268,13 +274,16 @@ static void vsfuse_getattr(fuse_req_t req, fuse_ino_t ino,
 			   struct fuse_file_info *fi)
 {
 	struct vsfuse *fs = fuse_req_userdata(req);
+	struct vsfuse_node *n = NULL;
 	struct stat st;
 
 	(void)fi;
-	if (ino == FUSE_ROOT_ID)
+	if (ino != FUSE_ROOT_ID && !(n = node_of(fs, ino)))
+		return reply_error(req, -ESTALE);
+	if (!n)
 		vsfuse_dir_root_attr(&fs->dir, &st);
 	else
-		vsfuse_dir_link_attr(&fs->dir, node_of(ino), &st);
+		vsfuse_dir_link_attr(&fs->dir, n, &st);
 	fuse_reply_attr(req, &st, STABLE_TIMEOUT);
 }
 
@@ -380,12 +389,14 @@ static void vsfuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			   int to_set, struct fuse_file_info *fi)
 {
 	struct vsfuse *fs = fuse_req_userdata(req);
+	struct vsfuse_node *n = NULL;
 	int err;
 
 	if (refuse_in_seed_mode(fs, req))
 		return;
-	err = vsfuse_dir_setattr(&fs->dir, ino == FUSE_ROOT_ID ? NULL :
-				 node_of(ino), attr, to_set);
+	if (ino != FUSE_ROOT_ID && !(n = node_of(fs, ino)))
+		return reply_error(req, -ESTALE);
+	err = vsfuse_dir_setattr(&fs->dir, n, attr, to_set);
 	if (err)
 		return reply_error(req, err);
 	vsfuse_getattr(req, ino, fi);
@@ -399,10 +410,12 @@ static void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			    size_t size)
 {
 	struct vsfuse *fs = fuse_req_userdata(req);
-	const struct vsfuse_node *n = node_of(ino);
+	const struct vsfuse_node *n = node_of(fs, ino);
 	const char *value = NULL;
 	size_t len;
 
+	if (ino != FUSE_ROOT_ID && !n)
+		return reply_error(req, -ESTALE);
 	if (ino != FUSE_ROOT_ID && n->template &&
 	    !strcmp(name, VARSYM_XATTR_TEMPLATE))
 		value = n->template;
@@ -422,7 +435,8 @@ static void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 static void vsfuse_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	const struct vsfuse_node *n = node_of(ino);
+	struct vsfuse *fs = fuse_req_userdata(req);
+	const struct vsfuse_node *n = node_of(fs, ino);
 	const char *name;
 	size_t len;
 
@@ -430,6 +444,8 @@ static void vsfuse_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_xattr(req, 0);
 		return;
 	}
+	if (!n)
+		return reply_error(req, -ESTALE);
 	name = n->template ? VARSYM_XATTR_TEMPLATE : VARSYM_XATTR_OPTIONS;
 	len = strlen(name) + 1;
 	if (!size)

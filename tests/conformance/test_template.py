@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """docs/SPEC.md section 2: template mode, a flat directory of variant links."""
+import ctypes
 import errno
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import threading
 import time
@@ -299,3 +301,41 @@ def test_nr_links_limits_the_links(varsymfs):
     with pytest.raises(OSError) as e:
         link(m, "l5", "/t/5")
     assert e.value.errno == errno.ENOSPC
+
+
+class _FileHandle(ctypes.Structure):
+    _fields_ = [("handle_bytes", ctypes.c_uint), ("handle_type", ctypes.c_int),
+                ("f_handle", ctypes.c_ubyte * 128)]
+
+
+def file_handle(path):
+    """name_to_handle_at(2) of path itself (not followed): (type, bytes)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fh = _FileHandle(handle_bytes=128)
+    mount_id = ctypes.c_int()
+    if libc.name_to_handle_at(-100, os.fsencode(path), ctypes.byref(fh),
+                              ctypes.byref(mount_id), 0) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e), path)
+    return fh.handle_type, bytes(fh.f_handle[:fh.handle_bytes])
+
+
+def test_file_handles_hold_no_daemon_address(impl, tm):
+    """docs/SECURITY.md: anyone may ask name_to_handle_at(2) for a link's
+    handle; a FUSE handle holds the daemon's node id (u32 high, u32 low,
+    u32 generation), which must be opaque, never the root daemon's heap
+    address (that would give its ASLR away)."""
+    if impl != "fuse":
+        pytest.skip("a property of the FUSE daemon's node ids")
+    paths = [link(tm, f"h{i}", f"/t/${{V:-{i}}}") for i in range(4)]
+    os.unlink(paths[1])
+    paths[1] = link(tm, "h1", "/t/again")
+    for path in paths + [tm.dir]:
+        kind, raw = file_handle(path)
+        assert kind in (0x81, 0x82), f"{path}: handle type {kind:#x}"
+        hi, lo = struct.unpack_from("=II", raw)
+        nodeid = hi << 32 | lo
+        ino = os.lstat(path).st_ino
+        assert nodeid == ino and nodeid < 2 ** 32, (
+            f"{path}: the handle's node id is {nodeid:#x}, its st_ino "
+            f"{ino}: the node id must be the opaque st_ino, not an address")
