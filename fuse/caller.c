@@ -28,9 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/nsfs.h>
 
 #include "caller.h"
 #include "reader.h"
@@ -367,6 +370,42 @@ void vsfuse_caller_close(struct vsfuse_caller *c)
 	c->dirfd = -1;
 }
 
+/*
+ * A user's namespaces, and every uid mapped in them (/etc/subuid), are
+ * that user's: counting stuck readers by uid would let one user with many
+ * uids stand for many users.  The outermost namespace's owner cannot be
+ * chosen from inside it.  Only ioctls on nsfs files of the kernel's, never
+ * the caller's memory; user namespaces nest at most 32 deep.
+ */
+uid_t vsfuse_caller_owner(int dirfd, uid_t uid)
+{
+	int cur, below = -1, parent, depth;
+	uid_t owner = uid;
+
+	if (dirfd < 0)
+		return uid;
+	cur = openat(dirfd, "ns/user", O_RDONLY | O_CLOEXEC);
+	if (cur < 0)
+		return uid;
+	for (depth = 0; depth < 64; depth++) {
+		/* EPERM: cur is ours (or outside it), the walk's end */
+		parent = ioctl(cur, NS_GET_PARENT);
+		if (parent < 0)
+			break;
+		if (below >= 0)
+			close(below);
+		below = cur;
+		cur = parent;
+	}
+	if (parent < 0 && errno == EPERM && below >= 0 &&
+	    ioctl(below, NS_GET_OWNER_UID, &owner))
+		owner = uid;
+	if (below >= 0)
+		close(below);
+	close(cur);
+	return owner;
+}
+
 ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 		      char *buf, size_t size)
 {
@@ -375,6 +414,10 @@ ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 
 	if (c->source == VSFUSE_ENV_NONE)
 		return -ENOENT;
+	if (!c->owner_known) {
+		c->owner = vsfuse_caller_owner(c->dirfd, c->uid);
+		c->owner_known = true;
+	}
 	n = vsfuse_reader_getenv(c->reader, c, name, name_len, buf, size);
 	/*
 	 * /proc/TID/mem is closed to us (not root, or an LSM): the program's

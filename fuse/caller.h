@@ -33,7 +33,9 @@ struct vsfuse_caller {
 	bool doubt;		/* could not tell: never keep the answer */
 	bool secure;		/* AT_SECURE, a loader's walk, or doubt */
 	bool timed_out;		/* a read missed the deadline */
-	uid_t uid;		/* the request's: readers are counted by it */
+	uid_t uid;		/* the request's */
+	uid_t owner;		/* readers are counted by it: see getenv */
+	bool owner_known;
 	const struct timespec *deadline;	/* CLOCK_MONOTONIC */
 	struct vsfuse_reader *reader;		/* reads its memory */
 };
@@ -61,6 +63,12 @@ enum vsfuse_phase {
 void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t tid,
 			bool serves_others, const struct timespec *deadline);
 void vsfuse_caller_close(struct vsfuse_caller *c);
+/*
+ * Whom a caller's stuck readers count against: the owner uid of its
+ * outermost user namespace below the daemon's, or uid for a caller in the
+ * daemon's own (and when that cannot be told).  dirfd: /proc/TID.
+ */
+uid_t vsfuse_caller_owner(int dirfd, uid_t uid);
 /* The core's getenv() for an opened caller with a reader. */
 ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 		      char *buf, size_t size);

@@ -16,8 +16,12 @@
  * request has a deadline, and a reader that misses it is killed and
  * replaced, the request then answered as for a secure-exec caller.  A
  * reader that does not die at once (it sleeps uninterruptibly) is counted
- * against the uid of the caller it was reading for: while that uid has one,
- * its callers' reads fail at once instead of taking another reader.
+ * against the owner of the caller it was reading for (caller.c: the owner
+ * of its outermost user namespace, so all of a user's subordinate uids are
+ * one): while that owner has one, its callers' reads fail at once instead
+ * of taking another reader.  Nobody else's: there is no cap in all that
+ * would answer everyone as secure.  An owner holds at most as many stuck
+ * readers as there are workers, so the table is bounded by the users.
  *
  * What a reader reads is bounded by what execve accepts (VARSYM_ENV_MAX in
  * all, MAX_ARG_STRLEN per string): anything past that counts as absent.
@@ -42,7 +46,7 @@
 
 #define CHUNK 4096
 #define PTR_BATCH 64
-#define STUCK_MAX 32		/* readers given up on, all uids together */
+#define STUCK_MIN 32		/* the table's first size */
 
 struct vsfuse_reader {
 	pid_t pid;		/* 0: none running */
@@ -64,14 +68,14 @@ struct reply {
 };
 
 /*
- * Readers given up on, with the uid they read for, until they are reaped.
- * Under stuck_lock.
+ * Readers given up on, with the owner they read for, until they are
+ * reaped.  Under stuck_lock.
  */
 static struct stuck {
 	pid_t pid;
-	uid_t uid;
-} stuck[STUCK_MAX];
-static unsigned int nstuck;
+	uid_t owner;
+} *stuck;
+static unsigned int nstuck, stuck_size;
 static pthread_mutex_t stuck_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the reader process: only system calls and the core's scanner ---- */
@@ -296,24 +300,35 @@ static void reap(void)
 }
 
 /* Kills a reader that missed its deadline, and remembers it until reaped. */
-static void give_up(struct vsfuse_reader *r, uid_t uid)
+static void give_up(struct vsfuse_reader *r, uid_t owner)
 {
+	struct stuck *more;
+	unsigned int size;
+
 	kill(r->pid, SIGKILL);
 	close(r->sock);
 	pthread_mutex_lock(&stuck_lock);
 	reap();
-	if (nstuck < STUCK_MAX) {
+	if (nstuck == stuck_size) {
+		size = stuck_size ? stuck_size * 2 : STUCK_MIN;
+		more = reallocarray(stuck, size, sizeof(*stuck));
+		if (more) {
+			stuck = more;
+			stuck_size = size;
+		}
+	}
+	if (nstuck < stuck_size) {
 		stuck[nstuck].pid = r->pid;
-		stuck[nstuck].uid = uid;
+		stuck[nstuck].owner = owner;
 		nstuck++;
 	}
-	/* past STUCK_MAX it is not tracked: init reaps it after we exit */
+	/* no memory: not tracked, init reaps it after we exit */
 	pthread_mutex_unlock(&stuck_lock);
 	r->pid = 0;
 	r->sock = -1;
 }
 
-bool vsfuse_reader_stuck_for(uid_t uid)
+bool vsfuse_reader_stuck_for(uid_t owner)
 {
 	bool found = false;
 	unsigned int i;
@@ -321,10 +336,7 @@ bool vsfuse_reader_stuck_for(uid_t uid)
 	pthread_mutex_lock(&stuck_lock);
 	reap();
 	for (i = 0; i < nstuck && !found; i++)
-		found = stuck[i].uid == uid;
-	/* too many: every caller is answered as secure until some end */
-	if (nstuck == STUCK_MAX)
-		found = true;
+		found = stuck[i].owner == owner;
 	pthread_mutex_unlock(&stuck_lock);
 	return found;
 }
@@ -400,7 +412,7 @@ ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
 	if (name_len > VARSYM_NAME_MAX || c->dirfd < 0)
 		return -ENOENT;
 	ms = ms_left(c->deadline);
-	if (!ms || vsfuse_reader_stuck_for(c->uid))
+	if (!ms || vsfuse_reader_stuck_for(c->owner))
 		return -ETIMEDOUT;
 	if (!r->pid && spawn(r))
 		return -ETIMEDOUT;	/* no reader: as if it were late */
@@ -419,6 +431,6 @@ ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
 		memcpy(buf, rep.value, rep.result);
 	return rep.result;
 late:
-	give_up(r, c->uid);
+	give_up(r, c->owner);
 	return -ETIMEDOUT;
 }

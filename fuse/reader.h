@@ -25,7 +25,10 @@ void vsfuse_reader_free(struct vsfuse_reader *r);
 ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
 			     const struct vsfuse_caller *c, const char *name,
 			     size_t name_len, char *buf, size_t size);
-/* Whether a reader still runs that was given up on for uid's caller. */
-bool vsfuse_reader_stuck_for(uid_t uid);
+/*
+ * Whether a reader still runs that was given up on for a caller of owner
+ * (vsfuse_caller.owner).
+ */
+bool vsfuse_reader_stuck_for(uid_t owner);
 
 #endif /* VSFUSE_READER_H */

@@ -19,6 +19,10 @@ is in place, and asserts what must hold meanwhile:
               4 GiB of untouched anonymous memory, then readlink: root
               answered within 1 s
   D4  daemon  the environment area moved into the stalled file: the same
+  D5  daemon  one user's namespace of 64 uids (/etc/subuid), 40 of its uids
+              each an exec with an envp string in the stalled file: root's
+              readlink says its own value within 1 s, root's exec runs its
+              own universe's program
   K2  kernel  the D3 area, then readlink: answered within 1 s (the scan
               stops at 6 MiB); and a long scan made of what is allowed (a
               template of 400 variables over a 6 MiB area): SIGKILL during
@@ -385,6 +389,111 @@ def test_d4_environment_area_in_a_stalled_file(impl, build, stall,
             root.end()
     judge_root(root, asked, ended, "D4 (environment area in a stalled FUSE "
                "file)", attacker, f"\ndaemon when root asked: {daemon}")
+
+
+# ---- D5: one user, many uids -----------------------------------------------
+
+D5_CALLERS = 40         # more than today's 32 stuck readers in all
+TODAYS_CAP = 32
+
+
+def stuck_readers(daemon_pid):
+    """The daemon's children killed (SIGKILL pending) but still blocked on
+    a page of the stalled file: readers it gave up on."""
+    n = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                st = dict(line.split(":", 1) for line in f if ":" in line)
+            state, ppid = st["State"].split()[0], int(st["PPid"])
+            killed = (int(st["ShdPnd"], 16) | int(st["SigPnd"], 16)) & 0x100
+        except (OSError, KeyError, ValueError):
+            continue
+        if state == "D" and ppid == daemon_pid and killed:
+            n += 1
+    return n
+
+
+def test_d5_subordinate_uids_are_one_owner(impl, build, stall, root_mount,
+                                           public_dir):
+    """A user with subordinate uids (one user namespace of theirs, 64 uids
+    mapped) holds a stuck reader per uid: that must cost only them.  The
+    daemon counts stuck readers by the owner of the caller's outermost user
+    namespace, and refuses new reads only to owners holding stuck ones:
+    root's readlink, and an exec through the link, still follow root's
+    own environment."""
+    daemon_only(impl)
+    if not opens_program_first():
+        pytest.skip("before 6.8 execve copies envp before it walks the "
+                    "program's path: the daemon never reads the stalled page")
+    m = root_mount
+    st = stall()
+    mine = os.path.join(public_dir, "mine")
+    os.makedirs(os.path.join(mine, "bin"))
+    for d in (mine, os.path.join(mine, "bin")):
+        os.chmod(d, 0o755)
+    shutil.copy(vsattack(build), os.path.join(mine, "bin", "prog"))
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "userns_stall.py")
+    attacker = Bg(["/usr/bin/python3", helper, st.file, m.link + "/bin/prog",
+                   D5_CALLERS])
+    children, root, stuck = [], None, 0
+    try:
+        got = attacker.wait_line(lambda s: s.startswith(("unshared", "err")),
+                                 30)
+        if not got or not got[1].startswith("unshared"):
+            raise Failed("no user namespace as nobody:\n"
+                         + attacker.describe())
+        ns_pid = int(got[1].split()[1])
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{ns_pid}/{name}", "w") as f:
+                f.write("0 100000 64\n")
+        attacker.p.stdin.write(b"go\n")
+        attacker.p.stdin.flush()
+        if not attacker.wait_line(lambda s: s == "forked", 30):
+            raise Failed("the callers did not start:\n" + attacker.describe())
+        children = [int(s.split()[1]) for s in attacker.text().splitlines()
+                    if s.startswith("child ")]
+        # in place: today's cap reached, or the count settled (16 workers
+        # take D5_CALLERS in ceil(40 / 16) rounds of 1 s)
+        started = last_change = time.monotonic()
+        while stuck < TODAYS_CAP:
+            time.sleep(0.1)
+            now = time.monotonic()
+            n = stuck_readers(m.daemon.pid)
+            if n != stuck:
+                stuck, last_change = n, now
+            if stuck and now - started > 4 and now - last_change > 2:
+                break
+            if now - started > 30:
+                break
+        if not stuck:
+            raise Failed("attack not in place: no reader of the daemon is "
+                         "stuck on the stalled file after 30 s:\n"
+                         + attacker.describe())
+        daemon = daemon_threads(m.daemon.pid)
+        root, asked, ended = ask_root(build, m)
+        ran = run([m.link + "/bin/prog", "exe"], env={"UNIVERSE": mine},
+                  timeout=30)
+    finally:
+        st.abort()
+        attacker.end()
+        for pid in children:
+            kill_pid(pid)
+        if root:
+            root.end()
+    extra = (f"\n{stuck} of the daemon's readers stuck for "
+             f"{len(children)} callers of one user's namespace"
+             f"\ndaemon when root asked: {daemon}")
+    judge_root(root, asked, ended, "D5 (one user's 40 subordinate uids)",
+               attacker, extra)
+    exe = ran.out.strip()
+    assert exe == f"exe {mine}/bin/prog", (
+        f"D5: root's exec of {m.link}/bin/prog with UNIVERSE={mine} ran "
+        f"{exe!r} (status {ran.returncode}), not its own universe's "
+        f"program{extra}")
 
 
 # ---- K2: killable ----------------------------------------------------------
