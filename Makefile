@@ -108,7 +108,8 @@ $(B)/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) $(LDFLAGS) -o $@ \
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
-# The benchmarks' daemon: the same, with --naive and --constant= (bench/run).
+# The benchmarks' daemon: the same, with --naive and --constant= (bench/run),
+# and --drop-exec-events for tests/conformance/test_events.py.
 $(B)/bench/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
 	@mkdir -p $(B)/bench
 	$(CC) $(CPPFLAGS) -DVSFUSE_BENCH $(CFLAGS) $(WARN) $(FUSE_CFLAGS) \
@@ -179,7 +180,7 @@ unit: $(B)/test_core $(B)/test_daemon
 	$(B)/test_core
 	$(B)/test_daemon tests/unit/stacks
 
-conformance: all $(TEST_BIN)
+conformance: all $(TEST_BIN) $(B)/bench/varsymfs
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/conformance --impl=fuse
 
 # The edit-compile-test loop: installs nothing, boots nothing (the packages
@@ -190,7 +191,7 @@ test: unit conformance
 	else echo "fuzz: skipped, no clang (make check installs it)"; fi
 
 check: deps-test deps-kmod deps-fuzz deps-package
-	@$(MAKE) --no-print-directory all $(TEST_BIN) kmod sanitized tsan
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(B)/bench/varsymfs kmod sanitized tsan
 	@scripts/check
 
 # The module's conformance suite in a guest of each kernel; with NEWEST=1,

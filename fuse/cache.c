@@ -4,14 +4,33 @@
  *
  * Reading /proc/PID/environ costs 6-8 us, most of a FUSE round trip.  docs/SPEC.md
  * section 4 lets us capture a process's answer at its first follow after an
- * execve and keep it until its next execve or exit, provided we notice them
- * before the process's next request.  The kernel's process-event connector
- * tells us: it queues the EXEC event on our socket before execve returns to
- * the new program, and the EXIT event before the pid can be reused, so
- * draining the socket after a request arrived, and before looking at the
- * cache, is enough.  If the events cannot be had (the connector needs
- * CAP_NET_ADMIN), or some were lost (ENOBUFS), nothing is cached, or all is
- * forgotten.
+ * execve and keep it until its next execve or exit.  The kernel's
+ * process-event connector tells us of both: it queues the EXEC event before
+ * execve returns to the new program, and the EXIT event before the pid can
+ * be reused, so draining the socket before looking at the cache frees
+ * records early.  But the connector drops an event silently when its
+ * GFP_NOWAIT allocation fails, so events are never the proof:
+ *
+ * Each record holds its thread's auxiliary vector as the kernel saved it at
+ * exec (/proc/TID/auxv, mm->saved_auxv), read when the record is made,
+ * before the answer is computed; every hit reads it again and must find the
+ * same bytes.  A program started with AT_SECURE always differs from one
+ * started without (AT_SECURE, and AT_EUID or AT_EGID for set-id), whatever
+ * the process did to its own vector (PR_SET_MM_MAP), since an answer made
+ * with AT_SECURE set is the secure one anyway; with ASLR, any exec moves
+ * AT_RANDOM, AT_EXECFN and the vDSO.  A held descriptor would not do: it
+ * stays bound to the old mm, which a vfork parent or a CLONE_VM sibling
+ * keeps alive.  Nor would the connector's per-CPU sequence numbers: a lost
+ * event leaves no gap when the allocation of the message itself failed,
+ * and our filter below makes gaps anyway.  Nor any of the caller's memory
+ * (AT_RANDOM's bytes): a caller can make a read of it block.  The open
+ * and read cost about 4-5 us on a hit of about 30 (docs/SECURITY.md).
+ *
+ * Only EXEC and EXIT events reach the socket (a socket filter on every
+ * kernel, the connector's own from 6.6), and one drain reads at most
+ * DRAIN_MAX of them: past that it forgets all, so no user's burst of
+ * events makes another user's request wait for it.  If the events cannot
+ * be had (the connector needs CAP_NET_ADMIN), nothing is cached.
  *
  * A thread inside execve(2), in any ABI, is answered from execve's envp,
  * never from the cache: each thread's record keeps /proc/TID/syscall open
@@ -27,16 +46,19 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
@@ -47,6 +69,22 @@
 
 #define BUCKETS 1024
 #define ANSWERS 8		/* links remembered per thread */
+#define DRAIN_MAX 64		/* events read per request, at most */
+#define AUXV_MAX 1024		/* more than any kernel's saved_auxv */
+
+/*
+ * The connector's per-socket event filter, from Linux 6.6
+ * (include/uapi/linux/cn_proc.h); older headers lack it.  Kernels before
+ * 6.6 ignore a LISTEN of this size altogether: we then send the plain one.
+ */
+struct vs_proc_input {
+	enum proc_cn_mcast_op mcast_op;
+	__u32 event_type;
+};
+
+#ifdef VSFUSE_BENCH
+bool vsfuse_cache_drop_exec;
+#endif
 
 struct answer {
 	uint64_t link;		/* 0: unused */
@@ -56,9 +94,12 @@ struct answer {
 
 struct thread {
 	struct thread *next;	/* in its bucket */
-	pid_t tid, tgid;
-	unsigned int word;	/* its program's word size, for the syscall */
+	pid_t tid;
+	unsigned int word;	/* its program's word size; 0: no answer yet */
+	int dir_fd;		/* /proc/TID, bound to the thread */
 	int syscall_fd;
+	size_t auxv_len;	/* the proof that it runs the same program */
+	char *auxv;
 	unsigned int replace;	/* the next answer slot to reuse */
 	struct answer answers[ANSWERS];
 };
@@ -66,7 +107,8 @@ struct thread {
 struct vsfuse_cache {
 	pthread_mutex_t lock;
 	int sock;		/* the process-event connector */
-	uint64_t events;	/* exec and exit events handled so far */
+	int procfd;
+	uint64_t events;	/* exec, exit events, forgets so far */
 	size_t threads, max_threads;
 	struct thread *buckets[BUCKETS];
 };
@@ -83,19 +125,20 @@ static void free_thread(struct thread *t)
 	for (i = 0; i < ANSWERS; i++)
 		free(t->answers[i].target);
 	close(t->syscall_fd);
+	close(t->dir_fd);
+	free(t->auxv);
 	free(t);
 }
 
 /*
- * Drops thread tid and, if tgid is not 0, every thread of process tgid;
- * with all set, every thread.  Under c->lock.  Only an exec or a flush
- * needs to look beyond tid's own bucket.
+ * Drops thread tid; with all set, every thread.  Under c->lock.  Only a
+ * flush looks beyond tid's own bucket.
  */
-static void forget(struct vsfuse_cache *c, pid_t tid, pid_t tgid, bool all)
+static void forget(struct vsfuse_cache *c, pid_t tid, bool all)
 {
 	size_t b, first = 0, end = BUCKETS;
 
-	if (!tgid && !all) {
+	if (!all) {
 		first = bucket(c, tid) - c->buckets;
 		end = first + 1;
 	}
@@ -103,7 +146,7 @@ static void forget(struct vsfuse_cache *c, pid_t tid, pid_t tgid, bool all)
 		struct thread **p = &c->buckets[b], *t;
 
 		while ((t = *p)) {
-			if (all || t->tid == tid || (tgid && t->tgid == tgid)) {
+			if (all || t->tid == tid) {
 				*p = t->next;
 				free_thread(t);
 				c->threads--;
@@ -116,7 +159,7 @@ static void forget(struct vsfuse_cache *c, pid_t tid, pid_t tgid, bool all)
 
 static void forget_all(struct vsfuse_cache *c)
 {
-	forget(c, 0, 0, true);
+	forget(c, 0, true);
 	c->events++;
 }
 
@@ -136,10 +179,14 @@ static bool read_event(const struct nlmsghdr *h, struct proc_event *ev)
 	return true;
 }
 
-/* Reads every queued event; under c->lock. */
+/*
+ * Reads the queued events, at most DRAIN_MAX: past that, forgets all
+ * rather than make this request wait for them.  Under c->lock.
+ */
 static void drain(struct vsfuse_cache *c)
 {
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	unsigned int reads = 0;
 	ssize_t n;
 
 	while ((n = recv(c->sock, buf, sizeof(buf), MSG_DONTWAIT)) != 0) {
@@ -152,17 +199,30 @@ static void drain(struct vsfuse_cache *c)
 				continue;
 			return;			/* EAGAIN: all read */
 		}
+		if (++reads > DRAIN_MAX) {	/* this one and the rest */
+			forget_all(c);
+			return;
+		}
 		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
 			struct proc_event ev;
 
 			if (!read_event(h, &ev))
 				continue;
+#ifdef VSFUSE_BENCH
+			if (vsfuse_cache_drop_exec &&
+			    ev.what == PROC_EVENT_EXEC)
+				continue;
+#endif
+			/*
+			 * The other threads of an exec's process died first,
+			 * each with its EXIT event: only its tid is left.
+			 */
 			if (ev.what == PROC_EVENT_EXEC) {
 				forget(c, ev.event_data.exec.process_pid,
-				       ev.event_data.exec.process_tgid, false);
+				       false);
 				c->events++;
 			} else if (ev.what == PROC_EVENT_EXIT) {
-				forget(c, ev.event_data.exit.process_pid, 0,
+				forget(c, ev.event_data.exit.process_pid,
 				       false);
 				c->events++;
 			}
@@ -170,25 +230,60 @@ static void drain(struct vsfuse_cache *c)
 	}
 }
 
-static int subscribe(int sock)
+/*
+ * LISTEN, with the 6.6 filter to EXEC and EXIT events when filter is set
+ * (which older kernels ignore: no LISTEN at all), plain otherwise.
+ */
+static int subscribe(int sock, bool filter)
 {
 	struct {
 		struct nlmsghdr h;
 		struct cn_msg msg;
-		enum proc_cn_mcast_op op;
+		struct vs_proc_input in;
 	} __attribute__((packed)) req = {
 		.h = {
-			.nlmsg_len = sizeof(req),
 			.nlmsg_type = NLMSG_DONE,
 		},
 		.msg = {
 			.id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC },
-			.len = sizeof(enum proc_cn_mcast_op),
 		},
-		.op = PROC_CN_MCAST_LISTEN,
+		.in = {
+			.mcast_op = PROC_CN_MCAST_LISTEN,
+			.event_type = PROC_EVENT_EXEC | PROC_EVENT_EXIT,
+		},
+	};
+	size_t size = filter ? sizeof(req) :
+		      offsetof(typeof(req), in) + sizeof(req.in.mcast_op);
+
+	req.h.nlmsg_len = size;
+	req.msg.len = size - offsetof(typeof(req), in);
+	return send(sock, &req, size, 0) == (ssize_t)size ? 0 : -errno;
+}
+
+/*
+ * A socket filter that keeps only EXEC and EXIT events, on any kernel: the
+ * others (fork, comm, uid... any user makes them at will) are not even
+ * queued.  The event's "what" follows the netlink and connector headers;
+ * BPF loads words in network order.
+ */
+static int attach_filter(int sock)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NLMSG_HDRLEN +
+			 offsetof(struct cn_msg, data) +
+			 offsetof(struct proc_event, what)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC), 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXIT), 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+	};
+	struct sock_fprog prog = {
+		.len = sizeof(code) / sizeof(code[0]),
+		.filter = code,
 	};
 
-	return send(sock, &req, sizeof(req), 0) == sizeof(req) ? 0 : -errno;
+	return setsockopt(sock, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+			  sizeof(prog)) ? -errno : 0;
 }
 
 /*
@@ -235,6 +330,7 @@ int vsfuse_cache_new(struct vsfuse_cache **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->procfd = -1;
 	c->sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
 			 NETLINK_CONNECTOR);
 	if (c->sock < 0) {
@@ -244,29 +340,34 @@ int vsfuse_cache_new(struct vsfuse_cache **out)
 	/* a busy machine forks a lot: room for a burst of events */
 	if (setsockopt(c->sock, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)))
 		setsockopt(c->sock, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	if (bind(c->sock, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    (err = subscribe(c->sock))) {
-		err = -errno;
+	c->procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c->procfd < 0 || (err = attach_filter(c->sock)) ||
+	    bind(c->sock, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    (err = subscribe(c->sock, true))) {
+		err = err ? err : -errno;
 		goto fail;
 	}
-	if (!events_arrive(c->sock)) {
+	if (!events_arrive(c->sock) &&
+	    (subscribe(c->sock, false) || !events_arrive(c->sock))) {
 		err = -EPERM;
 		goto fail;
 	}
-	/* each thread record holds a descriptor: stay well under the limit */
+	/* each thread record holds two descriptors: stay well under the limit */
 	getrlimit(RLIMIT_NOFILE, &rl);
 	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
-	c->max_threads = rl.rlim_cur > 8192 ? 4096 : rl.rlim_cur / 2;
+	c->max_threads = rl.rlim_cur > 12288 ? 4096 : rl.rlim_cur / 3;
 	pthread_mutex_init(&c->lock, NULL);
 	*out = c;
 	return 0;
 fail:
 	if (c->sock >= 0)
 		close(c->sock);
+	if (c->procfd >= 0)
+		close(c->procfd);
 	free(c);
 	return err ? err : -EPERM;
 }
@@ -277,6 +378,7 @@ void vsfuse_cache_free(struct vsfuse_cache *c)
 		return;
 	forget_all(c);
 	close(c->sock);
+	close(c->procfd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -307,25 +409,115 @@ static bool outside_execve(const struct thread *t, bool *gone)
 	       VSFUSE_IN_OTHER;
 }
 
+/*
+ * The auxiliary vector of the program thread dir_fd runs now, as the
+ * kernel saved it (never the caller's memory), into buf: its length, or 0
+ * when it cannot be had.  Opened each time: a descriptor is bound to the
+ * mm of its open.
+ */
+static size_t read_auxv(int dir_fd, char *buf)
+{
+	int fd = openat(dir_fd, "auxv", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, AUXV_MAX);
+	close(fd);
+	return n > 0 && n < AUXV_MAX ? (size_t)n : 0;
+}
+
+/* Whether t's thread still runs the program its record was made in. */
+static bool same_program(const struct thread *t)
+{
+	char now[AUXV_MAX];
+	size_t n = read_auxv(t->dir_fd, now);
+
+	return n && n == t->auxv_len && !memcmp(now, t->auxv, n);
+}
+
+/* A record with no answer yet, made before the first is computed. */
+static struct thread *new_thread(struct vsfuse_cache *c, pid_t tid)
+{
+	struct thread *t = calloc(1, sizeof(*t));
+	char name[16], auxv[AUXV_MAX];
+
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->syscall_fd = -1;
+	snprintf(name, sizeof(name), "%d", (int)tid);
+	t->dir_fd = openat(c->procfd, name,
+			   O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (t->dir_fd < 0)
+		goto fail;
+	t->syscall_fd = openat(t->dir_fd, "syscall", O_RDONLY | O_CLOEXEC);
+	t->auxv_len = read_auxv(t->dir_fd, auxv);
+	if (t->syscall_fd < 0 || !t->auxv_len ||
+	    !(t->auxv = malloc(t->auxv_len)))
+		goto fail;
+	memcpy(t->auxv, auxv, t->auxv_len);
+	return t;
+fail:
+	if (t->syscall_fd >= 0)
+		close(t->syscall_fd);
+	if (t->dir_fd >= 0)
+		close(t->dir_fd);
+	free(t);
+	return NULL;
+}
+
+/* Forgets a thread found stale, and any answer being computed for it. */
+static void forget_stale(struct vsfuse_cache *c, pid_t tid)
+{
+	forget(c, tid, false);
+	c->events++;
+}
+
 ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
 			 char *out, size_t size, uint64_t *stamp)
 {
 	ssize_t ret = VSFUSE_CACHE_MISS;
-	struct thread *t;
+	struct thread *t, *fresh = NULL;
 	bool gone;
 	int i;
 
 	pthread_mutex_lock(&c->lock);
 	drain(c);
-	*stamp = c->events;
 	t = find(c, tid);
-	if (!t)
-		goto out;
-	if (!outside_execve(t, &gone)) {
-		if (gone)	/* exited, or not ours to read any more */
-			forget(c, tid, 0, false);
-		else
+	if (t && t->word && !outside_execve(t, &gone)) {
+		if (gone) {	/* exited, or not ours to read any more */
+			forget_stale(c, tid);
+			t = NULL;
+		} else {
+			*stamp = c->events;
 			ret = VSFUSE_CACHE_BYPASS;
+			goto out;
+		}
+	}
+	if (t && !same_program(t)) {	/* an exec we did not hear of */
+		forget_stale(c, tid);
+		t = NULL;
+	}
+	*stamp = c->events;
+	if (!t) {
+		/*
+		 * The record, and its proof, before the answer is computed:
+		 * an exec after this point fails the proof at the next hit.
+		 */
+		if (c->threads >= c->max_threads)
+			forget_all(c);
+		*stamp = c->events;
+		pthread_mutex_unlock(&c->lock);
+		fresh = new_thread(c, tid);
+		pthread_mutex_lock(&c->lock);
+		drain(c);
+		if (fresh && c->events == *stamp && !find(c, tid)) {
+			fresh->next = *bucket(c, tid);
+			*bucket(c, tid) = fresh;
+			c->threads++;
+			fresh = NULL;
+		}
 		goto out;
 	}
 	for (i = 0; i < ANSWERS; i++) {
@@ -344,52 +536,16 @@ ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
 	}
 out:
 	pthread_mutex_unlock(&c->lock);
+	if (fresh)
+		free_thread(fresh);
 	return ret;
-}
-
-/* The thread group of tid, from /proc/TID/status. */
-static pid_t tgid_of(int dirfd)
-{
-	char buf[2048], *p;
-	int fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nTgid:");
-	return p ? (pid_t)atoi(p + 6) : -1;
-}
-
-static struct thread *new_thread(struct vsfuse_cache *c, pid_t tid,
-				 int dirfd, unsigned int word)
-{
-	struct thread *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return NULL;
-	t->tid = tid;
-	t->word = word;
-	t->tgid = tgid_of(dirfd);
-	t->syscall_fd = openat(dirfd, "syscall", O_RDONLY | O_CLOEXEC);
-	if (t->tgid <= 0 || t->syscall_fd < 0) {
-		if (t->syscall_fd >= 0)
-			close(t->syscall_fd);
-		free(t);
-		return NULL;
-	}
-	return t;
 }
 
 void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
 		      unsigned int word, uint64_t link, ssize_t len,
 		      const char *target, uint64_t stamp)
 {
-	struct thread *t, *fresh = NULL;
+	struct thread *t;
 	struct answer *a;
 	char *copy = NULL;
 
@@ -398,28 +554,14 @@ void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
 	pthread_mutex_lock(&c->lock);
 	drain(c);
 	/*
-	 * An exec or exit since we started reading /proc: our answer may be
-	 * from before an exec in this process.  Skip it, to be sure.
+	 * Only into the record the get made or checked before the answer
+	 * was computed: an exec, exit or forget since, and it may be from
+	 * before an exec.  Skip it, to be sure.
 	 */
-	if (c->events != stamp)
-		goto out;
 	t = find(c, tid);
-	if (!t) {
-		if (c->threads >= c->max_threads)
-			forget_all(c);
-		/* the record's descriptors: /proc reads, not under the lock */
-		pthread_mutex_unlock(&c->lock);
-		fresh = new_thread(c, tid, dirfd, word);
-		pthread_mutex_lock(&c->lock);
-		drain(c);
-		if (!fresh || c->events != stamp || (t = find(c, tid)))
-			goto out;
-		t = fresh;
-		fresh = NULL;
-		t->next = *bucket(c, tid);
-		*bucket(c, tid) = t;
-		c->threads++;
-	}
+	if (c->events != stamp || !t)
+		goto out;
+	t->word = word;
 	for (a = t->answers; a < t->answers + ANSWERS; a++)
 		if (a->link == link)
 			break;
@@ -430,7 +572,5 @@ void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
 	copy = NULL;
 out:
 	pthread_mutex_unlock(&c->lock);
-	if (fresh)
-		free_thread(fresh);
 	free(copy);
 }

@@ -5,6 +5,7 @@
 #ifndef VSFUSE_CACHE_H
 #define VSFUSE_CACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,9 +30,16 @@ ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
  * returned VSFUSE_CACHE_MISS with stamp; len is a length or a -errno; word
  * the caller's word size (vsfuse_caller).  Only for answers that hold
  * until the thread's next execve: never one made in doubt or in execve.
+ * Kept only in the record that get made or checked, with its proof of the
+ * program the thread ran then (cache.c).
  */
 void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
 		      unsigned int word, uint64_t link, ssize_t len,
 		      const char *target, uint64_t stamp);
+
+#ifdef VSFUSE_BENCH
+/* the benchmarks' build only: every EXEC event is lost (the tests') */
+extern bool vsfuse_cache_drop_exec;
+#endif
 
 #endif /* VSFUSE_CACHE_H */

@@ -23,7 +23,8 @@
 #define VARSYM_VERSION "unknown"
 #endif
 
-enum { KEY_HELP, KEY_VERSION, KEY_MULTITHREAD, KEY_NAIVE, KEY_CONSTANT };
+enum { KEY_HELP, KEY_VERSION, KEY_MULTITHREAD, KEY_NAIVE, KEY_CONSTANT,
+	KEY_DROP_EXEC };
 
 struct cmdline {
 	struct vsfuse *fs;
@@ -42,6 +43,7 @@ static const struct fuse_opt cmdline_spec[] = {
 #ifdef VSFUSE_BENCH
 	FUSE_OPT_KEY("--naive", KEY_NAIVE),
 	FUSE_OPT_KEY("--constant=", KEY_CONSTANT),
+	FUSE_OPT_KEY("--drop-exec-events", KEY_DROP_EXEC),
 #endif
 	FUSE_OPT_END
 };
@@ -76,6 +78,8 @@ static void usage(const char *progname)
 	       "    --naive           read /proc/PID/environ on every request, as a\n"
 	       "                      straightforward FUSE server would\n"
 	       "    --constant=TARGET answer TARGET to everyone: the FUSE floor\n"
+	       "    --drop-exec-events  ignore every EXEC event, as if the\n"
+	       "                      connector had lost it (the tests' lost event)\n"
 #endif
 	       "\n", progname);
 }
@@ -104,6 +108,9 @@ static int opt_proc(void *data, const char *arg, int key,
 		return 0;
 	case KEY_CONSTANT:
 		cl->fs->constant = arg + strlen("--constant=");
+		return 0;
+	case KEY_DROP_EXEC:
+		vsfuse_cache_drop_exec = true;
 		return 0;
 #endif
 	case FUSE_OPT_KEY_NONOPT:
