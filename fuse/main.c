@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -211,17 +212,36 @@ static int add_mount_options(struct fuse_args *args, struct vsfuse *fs,
  */
 static void warn_if_blind(int procfd)
 {
-	int fd = openat(procfd, "1/syscall", O_RDONLY | O_CLOEXEC);
-	char line[256];
+	char line[256], path[32];
+	int fd = -1, err, pipefd[2];
+	pid_t child;
 
-	if (fd >= 0 && read(fd, line, sizeof(line)) >= 0) {
-		close(fd);
+	/*
+	 * Probe a child of ours, asleep on a pipe: pid 1 may be special (a
+	 * container's, a build host's) and say no where callers would not.
+	 */
+	if (pipe2(pipefd, O_CLOEXEC))
 		return;
+	child = fork();
+	if (child == 0) {
+		close(pipefd[1]);
+		_exit(read(pipefd[0], line, 1) < 0);
 	}
-	fprintf(stderr, "varsymfs: cannot read other processes' /proc/PID/syscall (%s): every process will get the default (Yama ptrace_scope=3, an LSM, or not root; see varsymfs(8))\n",
-		strerror(errno));
+	close(pipefd[0]);
+	if (child > 0) {
+		snprintf(path, sizeof(path), "%d/syscall", (int)child);
+		fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	}
+	err = fd >= 0 && read(fd, line, sizeof(line)) >= 0 ? 0 : errno;
 	if (fd >= 0)
 		close(fd);
+	close(pipefd[1]);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	if (child < 0 || !err)
+		return;
+	fprintf(stderr, "varsymfs: cannot read other processes' /proc/PID/syscall (%s): every process will get the default (Yama ptrace_scope=3, an LSM, or not root; see varsymfs(8))\n",
+		strerror(err));
 }
 
 /* Our options out of args, the rest left for libfuse; 0 or -1. */

@@ -6,12 +6,14 @@ Real setuid-root binaries, run by the unprivileged user nobody.
 import os
 import shutil
 import signal
+import subprocess
+import tempfile
 import time
 
 import pytest
 
 from attack import Bg, gcc_program
-from conftest import needs_real_root, run
+from conftest import mounted_at, needs_real_root, run, wait_for
 
 pytestmark = [pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root to make setuid binaries"),
@@ -203,3 +205,40 @@ def test_program_made_privileged_during_its_loader_walk(
     else:
         assert not reached and status == 0 and \
             bg.text().startswith("real euid="), bg.describe()
+
+
+def test_no_false_warning_at_mount(impl, build, public_dir):
+    """The daemon warns at mount when it cannot read its callers'
+    /proc/PID/syscall (every process then gets the default).  It probes a
+    process of its own, not pid 1, which a container or a build host may
+    keep from root while every caller stays readable."""
+    if impl != "fuse":
+        pytest.skip("the FUSE daemon's warning")
+    child = subprocess.Popen(["/bin/sleep", "30"])
+    try:
+        with open(f"/proc/{child.pid}/syscall") as f:
+            f.read()
+    except OSError as e:
+        pytest.skip(f"this machine keeps /proc/PID/syscall from root ({e})")
+    finally:
+        child.kill()
+        child.wait()
+    where = tempfile.mkdtemp(prefix="mnt-", dir=public_dir)
+    daemon = subprocess.Popen([os.path.join(build, "varsymfs"), "-f", "-o",
+                               "UNIVERSE", "none", where],
+                              stdin=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, env={})
+    try:
+        wait_for(lambda: mounted_at(where) or daemon.poll() is not None,
+                 "the mount")
+    finally:
+        if mounted_at(where):
+            run(["umount", where], env={"PATH": "/usr/bin:/bin"}, check=True)
+        try:
+            daemon.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+    err = daemon.stderr.read().decode(errors="replace")
+    assert daemon.returncode == 0, err
+    assert "cannot read other processes'" not in err, err
