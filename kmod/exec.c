@@ -41,6 +41,9 @@
 #include <linux/hash.h>
 #include <linux/kmod.h>
 #include <linux/list_bl.h>
+#ifdef VARSYMFS_WIDEN_INIT_WINDOW
+#include <linux/delay.h>
+#endif
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rculist_bl.h>
@@ -410,6 +413,10 @@ int varsymfs_exec_init(void)
 		formats_head = anchor.lh.next;
 	else
 		pr_warn("cannot find the head of the binary formats: walks inside execve resolve as secure-exec\n");
+#ifdef VARSYMFS_WIDEN_INIT_WINDOW
+	/* the tests' build (scripts/build-kmod): execs land in the window */
+	msleep(VARSYMFS_WIDEN_INIT_WINDOW);
+#endif
 	/* pairs with first_observer(): formats_head, then the count */
 	smp_store_release(&observers_used, 1);
 	mutex_unlock(&observers_lock);

@@ -4,6 +4,7 @@ remount.  Run inside a guest (scripts/vm-run loads the module)."""
 import errno
 import os
 import re
+import subprocess
 import time
 
 import pytest
@@ -292,6 +293,40 @@ def test_nobody_autoloading_binfmt_misc_keeps_the_execve_rule(
         assert p.out == "att\n", (user, p.out, p.err)
     assert dmesg().count("observer re-inserted") == reinserted, \
         "binfmt_misc went ahead of the observer"
+
+
+def test_execs_during_module_load(public_dir):
+    """docs/SECURITY.md: any user can load the module (a rootless mount).
+    An execve on another CPU between the exec observer's insertion and its
+    count at load once made keep_ahead() insert the observer a second
+    time: a list_add BUG with binfmt_lock held, and every later exec
+    spinning.  The tests' build (scripts/build-kmod) widens that window to
+    500 ms; execs run through it on the other CPU; the module must insert
+    its observer once, and execs go on."""
+    widened = os.path.join(os.path.dirname(module_path()), "widened",
+                           "varsymfs.ko")
+    if not os.path.exists(widened):
+        pytest.skip(f"no {widened} (scripts/build-kmod builds it)")
+    if run(["rmmod", "varsymfs"], env=SBIN).returncode:
+        pytest.skip("varsymfs is in use: cannot load it again")
+    reinserted = dmesg().count("observer re-inserted")
+    execs = subprocess.Popen(
+        ["/bin/sh", "-c", "i=0; while [ $i -lt 400 ]; do /bin/true; "
+         "i=$((i + 1)); done; echo done"],
+        stdout=subprocess.PIPE, env=SBIN)
+    try:
+        time.sleep(0.2)         # the loop is under way
+        run(["insmod", widened], env=SBIN, check=True)
+        out, _ = execs.communicate(timeout=300)
+        assert out == b"done\n" and execs.returncode == 0
+        assert run(["/bin/true"]).returncode == 0
+        assert dmesg().count("observer re-inserted") == reinserted
+    finally:
+        if execs.poll() is None:
+            execs.kill()
+            execs.wait()
+        run(["rmmod", "varsymfs"], env=SBIN)
+        run(["insmod", module_path()], env=SBIN, check=True)
 
 
 # The exec observer against binfmt_misc loaded after the module.
