@@ -258,6 +258,9 @@ static void watch_file(struct exec_watch *w, struct linux_binprm *bprm)
 	w->privileged |= bprm->secureexec || set_id(bprm->file);
 	if (w->privileged)
 		return;
+	/* each copy of the observer (keep_ahead) sees the same file */
+	if (w->nfiles && w->files[w->nfiles - 1] == bprm->file)
+		return;
 	if (w->nfiles == WATCH_FILES) {
 		w->privileged = true;	/* deeper than exec allows: doubt */
 		return;

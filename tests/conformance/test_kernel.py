@@ -412,3 +412,30 @@ def test_observer_stays_ahead_of_binfmt_misc(varsymfs, build, public_dir,
         assert p.out == "real euid=0\n", (p.out, p.err)
         p = run([plain], env=env, user="nobody")
         assert p.out == "FAKE euid=65534\n", (p.out, p.err)
+
+
+def test_reinserted_observer_records_each_file_once(varsymfs, public_dir,
+                                                    misc_after_module):
+    """With binfmt_misc loaded after the module, two copies of its exec
+    observer are in the list, and each sees every file of an execve.  A
+    file seen twice was recorded twice, so a chain of four #! scripts
+    filled the watch (six files, docs/SEMANTICS.md) and the last script's
+    interpreter resolved as secure: it must follow execve's envp, once
+    per file."""
+    good, evil = (os.path.join(public_dir, n) for n in ("good", "evil"))
+    for d in (good, evil):
+        os.mkdir(d)
+        os.chmod(d, 0o755)
+    compile_euid_reporter(os.path.join(good, "interp"), "real")
+    compile_euid_reporter(os.path.join(evil, "interp"), "FAKE")
+    m = varsymfs(f"INTERP,default={good}")
+    interp = m.link + "/interp"
+    for name in ("d", "c", "b", "a"):
+        path = os.path.join(public_dir, name)
+        with open(path, "w") as f:
+            f.write(f"#!{interp}\n")
+        os.chmod(path, 0o755)
+        interp = path
+    p = run([interp], env={"INTERP": evil}, user="nobody")
+    assert p.out == "FAKE euid=65534\n", (p.out, p.err)
+
