@@ -71,6 +71,7 @@ struct exec_watch {
 	struct callback_head end;	/* the task work, then the RCU head */
 	struct hlist_bl_node node;	/* in watches[] */
 	const struct task_struct *task;	/* identity only, never dereferenced */
+	u64 exec_id;			/* the task's self_exec_id at the start */
 	unsigned int epoch;		/* first_observer() at the first look */
 	bool privileged;		/* a file of this execve gains privileges */
 	bool caps_checked;		/* files[] were looked at for capabilities */
@@ -199,7 +200,12 @@ static bool exec_made_privileged(void)
  */
 static void check_exec_result(struct exec_watch *w)
 {
+	/*
+	 * An execve that failed before begin_new_exec() (which changes
+	 * self_exec_id) goes back to the old program: nothing of it runs.
+	 */
 	if (!w->chose_interp || (current->flags & PF_EXITING) ||
+	    READ_ONCE(current->self_exec_id) == w->exec_id ||
 	    !exec_made_privileged())
 		return;
 	pr_warn_ratelimited("pid %d: killed: its interpreter was chosen by its caller's environment, and its program gained privileges during the execve\n",
@@ -289,6 +295,7 @@ static int observe_exec(struct linux_binprm *bprm)
 	if (!w)
 		return -ENOMEM;
 	w->task = current;
+	w->exec_id = READ_ONCE(current->self_exec_id);
 	w->epoch = first_observer();
 	watch_file(w, bprm);
 	init_task_work(&w->end, end_watch);
