@@ -34,7 +34,7 @@ void varsymfs_count(enum varsymfs_stat what)
 	this_cpu_inc(varsymfs_stats[what]);
 }
 
-/* /sys/module/varsymfs/parameters/stats: read the counts, write to reset. */
+/* /sys/module/varsymfs/parameters/stats: read the counts, write 0 to reset. */
 static int stats_get(char *buf, const struct kernel_param *kp)
 {
 	unsigned long sum[VARSYMFS_STAT_COUNT] = { 0 };
@@ -48,10 +48,13 @@ static int stats_get(char *buf, const struct kernel_param *kp)
 			  sum[VARSYMFS_STAT_REF]);
 }
 
+/* Only "0" resets: any other value is a mistake, refused with EINVAL. */
 static int stats_set(const char *val, const struct kernel_param *kp)
 {
 	int cpu, i;
 
+	if (!sysfs_streq(val, "0"))
+		return -EINVAL;
 	for_each_possible_cpu(cpu)
 		for (i = 0; i < VARSYMFS_STAT_COUNT; i++)
 			per_cpu(varsymfs_stats, cpu)[i] = 0;

@@ -254,6 +254,14 @@ def test_stats_reset():
     assert stats()["rcu"] < 100
 
 
+@pytest.mark.parametrize("value", ["1\n", "reset\n", "\n"])
+def test_stats_refuses_anything_but_0(value):
+    with pytest.raises(OSError) as e:
+        with open(STATS, "w") as f:
+            f.write(value)
+    assert e.value.errno == errno.EINVAL
+
+
 def test_remount_keeps_options(varsymfs, probe):
     m = varsymfs("UNIVERSE,default=/ucb")
     run(["mount", "-o", "remount,ro", m.dir], env=SBIN, check=True)
