@@ -6,11 +6,13 @@
  *   ${NAME:-WORD}  the value, or WORD (itself a template) when unset or empty
  *   $$             a literal '$'; any other '$' is literal too
  *
- * One left-to-right pass does both jobs: with no caller it only checks the
- * syntax (what symlink(2) does before storing), with a caller it expands;
- * expansion checks first, so a malformed template is -EINVAL in any
- * environment.
- * Nesting is bounded by VARSYM_NEST_MAX, so the pass keeps its open
+ * One left-to-right walk, run(), serves both jobs: with no caller it only
+ * checks the syntax (what symlink(2) does before storing), with a caller it
+ * expands.  Expansion makes two passes, a check then the expansion: an
+ * expanding pass stops at the first variable that leaves the link
+ * unresolved, before it has seen the rest, so only the check first makes a
+ * malformed template -EINVAL in any environment.
+ * Nesting is bounded by VARSYM_NEST_MAX, so a pass keeps its open
  * ${NAME:- frames in a small array instead of recursing.
  */
 #include "internal.h"
