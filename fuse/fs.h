@@ -22,9 +22,11 @@ struct vsfuse {
 	struct vsfuse_cache *cache;	/* NULL: read /proc every time */
 	struct vsfuse_pool *pool;	/* when serves_others */
 	struct vsfuse_dir dir;
+#ifdef VSFUSE_BENCH
 	/* the benchmarks' build only: --naive, --constant=TARGET (main.c) */
 	bool naive;
 	const char *constant;
+#endif
 };
 
 /*

@@ -34,7 +34,11 @@ void varsymfs_count(enum varsymfs_stat what)
 	this_cpu_inc(varsymfs_stats[what]);
 }
 
-/* /sys/module/varsymfs/parameters/stats: read the counts, write 0 to reset. */
+/*
+ * /sys/module/varsymfs/parameters/stats: read the counts, write 0 to reset.
+ * In the product module, not only a benchmark build: the benchmarks need
+ * the RCU-walk ratio of the module users run, and administrators read it.
+ */
 static int stats_get(char *buf, const struct kernel_param *kp)
 {
 	unsigned long sum[VARSYMFS_STAT_COUNT] = { 0 };
