@@ -44,7 +44,6 @@ struct answer {
 	refcount_t ref;		/* the table's, and each walk's */
 	struct varsymfs_cache_key key;
 	int err;		/* -errno, or 0 and a target */
-	u16 len;
 	char target[];
 };
 
@@ -58,7 +57,7 @@ u64 varsymfs_new_link_id(void)
 
 /**
  * varsymfs_cache_key - the key of current's answer for a link
- * @key: filled in, padding included, so that keys compare with memcmp()
+ * @key: filled in
  * @link: the link's id
  *
  * Lockless: a field that changes under us (a concurrent prctl on our own
@@ -68,7 +67,7 @@ void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link)
 {
 	struct mm_struct *mm = current->mm;
 
-	memset(key, 0, sizeof(*key));
+	memset(key, 0, sizeof(*key));	/* a field added but not set here: 0 */
 	key->link = link;
 	key->tgid = current->tgid;
 	rcu_read_lock();	/* task_structs are freed after a grace period */
@@ -139,7 +138,6 @@ void varsymfs_cache_put(const struct varsymfs_cache_key *key,
 	refcount_set(&a->ref, 1);
 	a->key = *key;
 	a->err = err;
-	a->len = len;
 	if (target)
 		memcpy(a->target, target, len + 1);
 	else

@@ -90,14 +90,20 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu);
 bool varsymfs_mm_secure(struct mm_struct *mm);
 bool varsymfs_caller_keeps_answer(void);
 
-/* cache.c: each process's answers, once per execve */
+/*
+ * cache.c: each process's answers, once per execve.  A key is hashed and
+ * compared as bytes (jhash, memcmp): all u64, so that it has no padding,
+ * whose bytes a copy of the struct need not keep, on any architecture.
+ */
 struct varsymfs_cache_key {
 	u64 link;
 	u64 start_time;
 	u64 exec_id;
-	unsigned long env_start, env_end;
-	pid_t tgid;
+	u64 env_start, env_end;
+	u64 tgid;
 };
+
+static_assert(sizeof(struct varsymfs_cache_key) == 6 * sizeof(u64));
 
 u64 varsymfs_new_link_id(void);
 void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link);
