@@ -474,10 +474,12 @@ static void forget_stale(struct vsfuse_cache *c, pid_t tid)
 	c->events++;
 }
 
-ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
-			 char *out, size_t size, uint64_t *stamp)
+enum vsfuse_cache_result vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid,
+					  uint64_t link, char *out,
+					  size_t size, ssize_t *len,
+					  uint64_t *stamp)
 {
-	ssize_t ret = VSFUSE_CACHE_MISS;
+	enum vsfuse_cache_result ret = VSFUSE_CACHE_MISS;
 	struct thread *t, *fresh = NULL;
 	bool gone;
 	int i;
@@ -525,10 +527,11 @@ ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
 
 		if (a->link != link)
 			continue;
-		ret = a->len;
+		ret = VSFUSE_CACHE_HIT;
+		*len = a->len;
 		if (a->len >= 0) {
 			if ((size_t)a->len >= size)
-				ret = -ENAMETOOLONG;
+				*len = -ENAMETOOLONG;
 			else
 				memcpy(out, a->target, a->len + 1);
 		}

@@ -11,20 +11,26 @@
 
 struct vsfuse_cache;
 
-/* vsfuse_cache_get()'s answers that are not a length or a -errno */
-#define VSFUSE_CACHE_MISS (-100000)	/* nothing cached: compute it */
-#define VSFUSE_CACHE_BYPASS (-100001)	/* maybe in execve: compute, keep nothing */
+/* What vsfuse_cache_get() found. */
+enum vsfuse_cache_result {
+	VSFUSE_CACHE_HIT,	/* *len holds the answer: a length or a -errno */
+	VSFUSE_CACHE_MISS,	/* nothing kept: compute it, then put it */
+	VSFUSE_CACHE_BYPASS,	/* maybe in execve: compute, keep nothing */
+};
 
 /* 0, or -errno when exec and exit events cannot be had: then no cache. */
 int vsfuse_cache_new(struct vsfuse_cache **c);
 void vsfuse_cache_free(struct vsfuse_cache *c);
 
 /*
- * Thread tid's answer for link (a node's st_ino, never reused) into out: its
- * length, a -errno answer, or one of the two above.  *stamp is for the put.
+ * Thread tid's answer for link (a node's st_ino, never reused): on a hit,
+ * its length or -errno in *len, and the target in out.  *stamp is for the
+ * put.
  */
-ssize_t vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid, uint64_t link,
-			 char *out, size_t size, uint64_t *stamp);
+enum vsfuse_cache_result vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid,
+					  uint64_t link, char *out,
+					  size_t size, ssize_t *len,
+					  uint64_t *stamp);
 /*
  * Remembers an answer computed from /proc/TID (dirfd) after a get that
  * returned VSFUSE_CACHE_MISS with stamp; len is a length or a -errno; word

@@ -187,6 +187,7 @@ static void vsfuse_readlink(fuse_req_t req, fuse_ino_t ino)
 	char target[VARSYM_PATH_MAX];
 	struct readlink_job *job;
 	bool cache = fs->cache && tid > 0;
+	enum vsfuse_cache_result found;
 	uint64_t stamp = 0;
 	ssize_t len;
 
@@ -201,11 +202,11 @@ static void vsfuse_readlink(fuse_req_t req, fuse_ino_t ino)
 	}
 #endif
 	if (cache) {
-		len = vsfuse_cache_get(fs->cache, tid, n->st_ino, target,
-				       sizeof(target), &stamp);
-		if (len != VSFUSE_CACHE_MISS && len != VSFUSE_CACHE_BYPASS)
+		found = vsfuse_cache_get(fs->cache, tid, n->st_ino, target,
+					 sizeof(target), &len, &stamp);
+		if (found == VSFUSE_CACHE_HIT)
 			return reply_target(req, len, target);
-		cache = len == VSFUSE_CACHE_MISS;
+		cache = found == VSFUSE_CACHE_MISS;
 	}
 	job = new_job(req, n, stamp, cache);
 	if (!job)
