@@ -164,11 +164,18 @@ void varsym_opts_show(const struct varsym_opts *o,
 				   const char *value),
 		      void *ctx);
 /*
+ * Room for the longest options text and its NUL: the seed mode's
+ * "var=,prefix=,default=" (21 bytes), a name of at most VARSYM_NAME_MAX
+ * bytes, and a prefix and a default of at most VARSYM_PATH_MAX - 1 bytes
+ * together (varsym_opts_finish() refuses more).  Template mode's four
+ * numbers take far less.  More than any template (under PATH_MAX) too.
+ */
+#define VARSYM_OPTS_TEXT_MAX (VARSYM_NAME_MAX + VARSYM_PATH_MAX + 32)
+/*
  * The same as one "key=value,key=value" text (what mountinfo shows, and the
  * seed link's VARSYM_XATTR_OPTIONS), NUL-terminated in buf, cut to size:
  * VARSYM_OPTS_TEXT_MAX bytes always hold it whole.  Returns its length.
  */
-#define VARSYM_OPTS_TEXT_MAX (3 * VARSYM_PATH_MAX)
 size_t varsym_opts_text(const struct varsym_opts *o, char *buf, size_t size);
 /*
  * Whether a foreign option is a word of fstab and mount(8) that no file

@@ -42,8 +42,6 @@
 
 #define MAX_LINKS 40		/* the kernel's MAXSYMLINKS */
 #define DETAIL 4		/* extra indent of a variant link's details */
-/* var=, prefix= and default= together: more than one PATH_MAX */
-#define TEXT_MAX (2 * VARSYM_PATH_MAX)
 
 enum {
 	EXIT_RESOLVES = 0,	/* explained path resolves, link shown */
@@ -77,11 +75,14 @@ struct explaining {
 	bool refused;		/* a value was refused under the prefix */
 };
 
-/* A variant link's raw text, from its extended attribute. */
+/*
+ * A variant link's raw text, from its extended attribute: a template, or
+ * the longer of the two, a seed's options text.
+ */
 struct variant {
 	bool seed;
 	size_t len;
-	char text[TEXT_MAX];
+	char text[VARSYM_OPTS_TEXT_MAX];
 };
 
 /*
@@ -364,7 +365,7 @@ static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
 	 * serves every link instead of sitting in each frame.
 	 */
 	static char scratch[VARSYM_PATH_MAX], real_text[VARSYM_PATH_MAX];
-	static char msg[VARSYM_MSG_MAX], opts_text[TEXT_MAX];
+	static char msg[VARSYM_MSG_MAX], opts_text[VARSYM_OPTS_TEXT_MAX];
 	static struct varsym_opts o;
 	struct explaining x = { .env = w->env, .level = level };
 	ssize_t n, real = 0;

@@ -242,7 +242,7 @@ static const struct opt_row opt_rows[] = {
 };
 
 struct shown {
-	char text[2 * VARSYM_PATH_MAX + 512];
+	char text[VARSYM_OPTS_TEXT_MAX];
 };
 
 static void show_one(void *ctx, const char *key, const char *value)
