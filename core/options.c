@@ -296,3 +296,18 @@ size_t varsym_opts_text(const struct varsym_opts *o, char *buf, size_t size)
 	varsym_opts_show(o, add_text, &t);
 	return t.len;
 }
+
+static void count_text(void *ctx, const char *key, const char *value)
+{
+	size_t *len = ctx;
+
+	*len += (*len ? 1 : 0) + strlen(key) + 1 + strlen(value);
+}
+
+size_t varsym_opts_text_len(const struct varsym_opts *o)
+{
+	size_t len = 0;
+
+	varsym_opts_show(o, count_text, &len);
+	return len;
+}

@@ -177,6 +177,8 @@ void varsym_opts_show(const struct varsym_opts *o,
  * VARSYM_OPTS_TEXT_MAX bytes always hold it whole.  Returns its length.
  */
 size_t varsym_opts_text(const struct varsym_opts *o, char *buf, size_t size);
+/* The length of that text, without writing it: what to allocate for it. */
+size_t varsym_opts_text_len(const struct varsym_opts *o);
 /*
  * Whether a foreign option is a word of fstab and mount(8) that no file
  * system takes (defaults, noauto, nofail, x-*, the atime words...): a layer

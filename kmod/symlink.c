@@ -171,20 +171,26 @@ static int options_get(const struct xattr_handler *handler,
 		       struct dentry *unused, struct inode *inode,
 		       const char *name, void *buffer, size_t size)
 {
-	struct varsymfs_sb_info *sbi = varsymfs_sb(inode->i_sb);
+	const struct varsym_opts *opts = &varsymfs_sb(inode->i_sb)->opts;
 	size_t len;
 	char *text;
-	int ret;
 
 	if (!S_ISLNK(inode->i_mode) || varsymfs_template_of(inode))
 		return -ENODATA;
-	text = kmalloc(VARSYM_OPTS_TEXT_MAX, GFP_KERNEL_ACCOUNT);
+	/* the options never change after the mount: the length holds */
+	len = varsym_opts_text_len(opts);
+	if (!size)
+		return len;
+	if (size < len)
+		return -ERANGE;
+	/* the text and its NUL, which buffer need not have room for */
+	text = kmalloc(len + 1, GFP_KERNEL_ACCOUNT);
 	if (!text)
 		return -ENOMEM;
-	len = varsym_opts_text(&sbi->opts, text, VARSYM_OPTS_TEXT_MAX);
-	ret = copy_value(text, len, buffer, size);
+	varsym_opts_text(opts, text, len + 1);
+	memcpy(buffer, text, len);
 	kfree(text);
-	return ret;
+	return len;
 }
 
 static bool options_list(struct dentry *dentry)

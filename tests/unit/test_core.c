@@ -721,6 +721,9 @@ static void test_opts_text(void)
 		check(!strcmp(text, rows[i].text) && n == strlen(text),
 		      "opts_text(\"%s\") = \"%s\", not \"%s\"",
 		      rows[i].options, text, rows[i].text);
+		check(varsym_opts_text_len(&o) == n,
+		      "opts_text_len(\"%s\") = %zu, not %zu",
+		      rows[i].options, varsym_opts_text_len(&o), n);
 	}
 	parse_opts("UNIVERSE,default=/ucb", &o, msg);
 	n = varsym_opts_text(&o, text, 8);
@@ -738,6 +741,8 @@ static void test_opts_text(void)
 	n = varsym_opts_text(&o, text, sizeof(text));
 	check(n == strlen("var=,prefix=,default=") + VARSYM_NAME_MAX +
 	      VARSYM_PATH_MAX - 1, "the longest options text is whole (%zu)", n);
+	check(varsym_opts_text_len(&o) == n,
+	      "opts_text_len of the longest text: %zu", varsym_opts_text_len(&o));
 }
 
 static void test_mount_only(void)
