@@ -35,8 +35,8 @@ CPPFLAGS += -Icore -DVARSYM_VERSION='"$(VERSION)"'
 FUSE_CFLAGS = $(shell pkg-config --cflags fuse3)
 FUSE_LIBS = $(shell pkg-config --libs fuse3)
 
-CORE_SRC := core/env.c core/options.c core/process.c core/resolve.c \
-	core/template.c
+CORE_SRC := core/caller.c core/env.c core/options.c core/process.c \
+	core/resolve.c core/template.c
 CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
 	fuse/pool.c fuse/cache.c

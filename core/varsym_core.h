@@ -228,4 +228,67 @@ bool varsym_is_answer(ssize_t result);
  */
 int varsym_auxv_secure(const void *auxv, size_t len, size_t word);
 
+/*
+ * The caller model (caller.c): how both implementations read a process's
+ * environment from its memory.
+ *
+ * A process's memory, as a host reads it: the kernel with its user copies,
+ * the daemon with preads of /proc/TID/mem or /proc/TID/environ.  The scans
+ * below hold the bounds (docs/SPEC.md, "Which environment"): VARSYM_ENV_MAX
+ * in all, pointers included, and VARSYM_ARG_STRLEN_PAGES pages per envp
+ * string; what lies past them counts as absent.
+ */
+struct varsym_mem_ops {
+	/*
+	 * Copies up to n bytes at addr into dst.  Returns the bytes copied
+	 * (fewer than n only where the readable memory ends), 0 where the
+	 * memory ends, -EFAULT where it cannot be read, or another -errno
+	 * (-ECHILD, -EINTR) that stops the scan and is its result.
+	 */
+	ssize_t (*read)(void *ctx, void *dst, unsigned long long addr,
+			size_t n);
+	/*
+	 * At every page boundary of a scan and between envp strings: 0, or
+	 * -errno to stop the scan with it.  NULL: nothing to do.
+	 */
+	int (*next_page)(void *ctx);
+};
+
+/* MAX_ARG_STRLEN: execve(2) refuses a longer string, NUL included. */
+#define VARSYM_ARG_STRLEN_PAGES 32
+/* An envp string's first read: most strings are short. */
+#define VARSYM_STRING_FIRST 256
+
+struct varsym_mem {
+	const struct varsym_mem_ops *ops;
+	void *ctx;
+	char *buf;		/* a window on the memory: reads go there */
+	size_t buf_size;	/* the most one read asks, a page at most */
+	/*
+	 * envp's pointers are read into ptrs, ptrs_size bytes at a time at
+	 * most; these reads alone may cross a page (and return a part).
+	 */
+	void *ptrs;
+	size_t ptrs_size;
+	size_t page_size;	/* a power of 2 */
+};
+
+/*
+ * Feeds s the exec-time area [start, end), at most VARSYM_ENV_MAX bytes of
+ * it (a bigger area is cut there).  A read of -EFAULT ends the area, and
+ * cuts the entry in progress; a read of 0 ends it where it is.  Returns 0,
+ * or the -errno that stopped it (see varsym_mem_ops); then
+ * varsym_env_scan_result() holds the answer.
+ */
+int varsym_scan_area(const struct varsym_mem *m, struct varsym_env_scan *s,
+		     unsigned long long start, unsigned long long end);
+/*
+ * Feeds s the strings of execve's envp, an array of ptr_size-byte (4 or 8)
+ * pointers at envp that ends with a NULL or an unreadable pointer.  A
+ * string that cannot be read whole, or that execve would refuse, is cut,
+ * and so is everything after it.  Returns as varsym_scan_area().
+ */
+int varsym_scan_envp(const struct varsym_mem *m, struct varsym_env_scan *s,
+		     unsigned long long envp, unsigned int ptr_size);
+
 #endif /* VARSYM_CORE_H */

@@ -6,6 +6,7 @@
  * the row and what came out; the last line is "N passed, N failed".
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ static const char *err_name(ssize_t e)
 	case -EINVAL: return "EINVAL";
 	case -ENAMETOOLONG: return "ENAMETOOLONG";
 	case -EFAULT: return "EFAULT";
+	case -EINTR: return "EINTR";
+	case -ECHILD: return "ECHILD";
 	}
 	snprintf(buf, sizeof(buf), "%zd", e);
 	return buf;
@@ -696,6 +699,392 @@ static void test_is_answer(void)
 		      rows[i].answer);
 }
 
+/* ---- the caller model: scans of a process's memory, as both hosts ---- */
+
+#define PG 4096UL
+#define MIB (1UL << 20)
+#define MEM_SIZE (8 * MIB)
+#define STRLEN_MAX (VARSYM_ARG_STRLEN_PAGES * PG)
+#define ADDR64 0x7ffe00000000ULL	/* a 64-bit program's memory */
+#define ADDR32 0x10000000ULL		/* a 32-bit program's */
+
+/*
+ * A process's memory: MEM_SIZE bytes at base, but for one page that cannot
+ * be read, and errors to inject as the kernel's RCU budget (-ECHILD) or a
+ * fatal signal (-EINTR) would give them.
+ */
+struct fake_mem {
+	uint64_t base;
+	unsigned char *bytes;
+	size_t hole;		/* offset of the unreadable page; 0: none */
+	bool partial;		/* reads copy what they can, as pread does */
+	ssize_t read_err;	/* every read after err_after reads fails so */
+	int page_err;		/* every next_page after err_after calls */
+	unsigned long err_after, reads, pages;
+	const char *buf;	/* the scan's window: reads stay in a page */
+	bool crossed;
+	uint64_t top;		/* the highest address read, plus one */
+	size_t sizes[4];	/* the sizes of the first reads into buf */
+	unsigned int nsizes;
+};
+
+/* How many bytes at addr can be read, up to n. */
+static size_t fake_readable(const struct fake_mem *f, uint64_t addr,
+			    size_t n)
+{
+	uint64_t off = addr - f->base;
+	size_t k = 0;
+
+	if (addr < f->base || off >= MEM_SIZE)
+		return 0;
+	while (k < n && off + k < MEM_SIZE) {
+		if (f->hole && (off + k) / PG == f->hole / PG)
+			break;
+		k += PG - (off + k) % PG;
+	}
+	if (k > MEM_SIZE - off)
+		k = MEM_SIZE - off;
+	return k < n ? k : n;
+}
+
+static ssize_t fake_read(void *ctx, void *dst, unsigned long long addr,
+			 size_t n)
+{
+	struct fake_mem *f = ctx;
+	size_t k;
+
+	if (f->read_err && ++f->reads > f->err_after)
+		return f->read_err;
+	if (dst == f->buf) {
+		if (n && addr / PG != (addr + n - 1) / PG)
+			f->crossed = true;
+		if (f->nsizes < 4)
+			f->sizes[f->nsizes++] = n;
+	}
+	k = fake_readable(f, addr, n);
+	if (k < n && (!f->partial || !k))
+		return -EFAULT;
+	memcpy(dst, f->bytes + (addr - f->base), k);
+	if (addr + k > f->top)
+		f->top = addr + k;
+	return k;
+}
+
+static int fake_next_page(void *ctx)
+{
+	struct fake_mem *f = ctx;
+
+	if (f->page_err && ++f->pages > f->err_after)
+		return f->page_err;
+	return 0;
+}
+
+/* The two hosts' tunings, as kmod/caller.c and fuse/reader.c set them. */
+#define KERNEL 1
+#define DAEMON 2
+static const struct host {
+	const char *name;
+	size_t buf_size;
+	size_t ptr_batch;	/* pointers per read */
+	bool partial;		/* pread's short reads, or all or nothing */
+	bool next_page;
+} hosts[] = {
+	{ "kernel", 256, 1, false, true },
+	{ "daemon", 4096, 64, true, false },
+};
+
+static const struct varsym_mem_ops fake_ops = {
+	.read = fake_read, .next_page = fake_next_page,
+};
+static const struct varsym_mem_ops fake_ops_no_page = { .read = fake_read };
+
+static void fake_init(struct fake_mem *f, unsigned char *bytes,
+		      uint64_t base, size_t hole)
+{
+	memset(f, 0, sizeof(*f));
+	f->bytes = bytes;
+	f->base = base;
+	f->hole = hole;
+	memset(bytes, 0, MEM_SIZE);
+}
+
+/* len bytes of entries that are not A's, the last one's NUL at the end. */
+static void fill(unsigned char *p, size_t len)
+{
+	size_t i;
+
+	memset(p, 'x', len);
+	for (i = 999; i < len; i += 1000)
+		p[i] = '\0';
+	if (len)
+		p[len - 1] = '\0';
+}
+
+struct area_row {
+	const char *what;
+	size_t before;		/* bytes of other entries before A's */
+	const char *entry;	/* A's entry */
+	size_t entry_len;
+	size_t after;		/* bytes of others after it */
+	size_t hole;		/* an unreadable page, from the area's page */
+	ssize_t read_err;
+	int page_err;
+	unsigned long err_after;
+	unsigned int hosts;
+	ssize_t want;
+};
+
+#define AREA_AT 100		/* the area's offset in its first page */
+#define ENTRY(s) s, sizeof(s) - 1
+
+static const struct area_row area_rows[] = {
+	{ "a variable after 5 MiB of others is found", 5 * MIB,
+	  ENTRY("A=found\0"), 0, 0, 0, 0, 0, KERNEL | DAEMON, 5 },
+	{ "a variable past 6 MiB is absent", 6 * MIB,
+	  ENTRY("A=found\0"), 0, 0, 0, 0, 0, KERNEL | DAEMON, -ENOENT },
+	{ "a variable cut by the 6 MiB bound is absent", 6 * MIB - 4,
+	  ENTRY("A=found\0"), 100, 0, 0, 0, 0, KERNEL | DAEMON, -ENOENT },
+	{ "a variable ending at 6 MiB is found", 6 * MIB - 8,
+	  ENTRY("A=found\0"), 100, 0, 0, 0, 0, KERNEL | DAEMON, 5 },
+	{ "the last entry may lack its NUL", 10, ENTRY("A=found"), 0, 0,
+	  0, 0, 0, KERNEL | DAEMON, 5 },
+	{ "an unreadable page cuts the entry it ends", 2 * PG - AREA_AT - 3,
+	  ENTRY("A=found\0"), 100, 2 * PG, 0, 0, 0, KERNEL | DAEMON,
+	  -ENOENT },
+	{ "entries before an unreadable page count", 10,
+	  ENTRY("A=found\0"), 3 * PG, 2 * PG, 0, 0, 0, KERNEL | DAEMON, 5 },
+	{ "entries after an unreadable page do not", 3 * PG,
+	  ENTRY("A=found\0"), 0, 2 * PG, 0, 0, 0, KERNEL | DAEMON, -ENOENT },
+	{ "-EINTR at a page boundary stops the scan", 5 * PG,
+	  ENTRY("A=found\0"), 0, 0, 0, -EINTR, 2, KERNEL, -EINTR },
+	{ "-ECHILD from a read stops the scan", 5 * PG,
+	  ENTRY("A=found\0"), 0, 0, -ECHILD, 0, 3, KERNEL, -ECHILD },
+	{ "an answer before a fatal signal stands", 10,
+	  ENTRY("A=found\0"), 5 * PG, 0, 0, -EINTR, 0, KERNEL, 5 },
+};
+
+/* One scan as host h would run it; the scanner's result, or the error. */
+static ssize_t scan_as(const struct host *h, struct fake_mem *f,
+		       bool envp, uint64_t start, uint64_t end,
+		       unsigned int ptr_size, char *value, size_t size)
+{
+	static char chunk[4096];
+	static unsigned char ptrs[64 * 8];
+	struct varsym_env_scan s;
+	struct varsym_mem m = {
+		.ops = h->next_page ? &fake_ops : &fake_ops_no_page,
+		.ctx = f,
+		.buf = chunk, .buf_size = h->buf_size,
+		.ptrs = ptrs, .ptrs_size = h->ptr_batch * ptr_size,
+		.page_size = PG,
+	};
+	int err;
+
+	f->partial = h->partial;
+	f->buf = chunk;
+	varsym_env_scan_init(&s, "A", 1, value, size);
+	err = envp ? varsym_scan_envp(&m, &s, start, ptr_size) :
+		     varsym_scan_area(&m, &s, start, end);
+	return err ? err : varsym_env_scan_result(&s);
+}
+
+static void test_scan_area(unsigned char *mem)
+{
+	char value[16];
+	size_t i, j, len;
+
+	for (i = 0; i < sizeof(area_rows) / sizeof(area_rows[0]); i++) {
+		const struct area_row *r = &area_rows[i];
+
+		for (j = 0; j < sizeof(hosts) / sizeof(hosts[0]); j++) {
+			struct fake_mem f;
+			uint64_t start = ADDR64 + AREA_AT;
+			ssize_t n;
+
+			if (!(r->hosts & (1 << j)))
+				continue;
+			fake_init(&f, mem, ADDR64, r->hole);
+			f.read_err = r->read_err;
+			f.page_err = r->page_err;
+			f.err_after = r->err_after;
+			fill(mem + AREA_AT, r->before);
+			len = AREA_AT + r->before;
+			fill(mem + AREA_AT, r->before);
+			memcpy(mem + len, r->entry, r->entry_len);
+			fill(mem + len + r->entry_len, r->after);
+			len = r->before + r->entry_len + r->after;
+			n = scan_as(&hosts[j], &f, false, start, start + len, 0,
+				    value, sizeof(value));
+			check(n == r->want &&
+			      (n < 0 || !memcmp(value, "found", 5)),
+			      "area, %s: %s: got %s", hosts[j].name, r->what,
+			      err_name(n));
+			check(!f.crossed && f.top <= start + VARSYM_ENV_MAX,
+			      "area, %s: %s: read across a page or past 6 MiB",
+			      hosts[j].name, r->what);
+		}
+	}
+}
+
+struct envp_row {
+	const char *what;
+	unsigned int ptr_size;
+	uint64_t base;
+	size_t nfill;		/* strings before A's... */
+	size_t fill_len;	/* ...of this many bytes, NUL included */
+	size_t ptrs_at;		/* where envp is; strings from str_at... */
+	size_t str_at;
+	size_t a_at;		/* ...and A's there, 0: right after them */
+	bool null_first;	/* a NULL pointer before A's */
+	size_t hole;
+	ssize_t read_err;
+	int page_err;
+	unsigned long err_after;
+	unsigned int hosts;
+	ssize_t want;
+};
+
+#define BOTH (KERNEL | DAEMON)
+
+static const struct envp_row envp_rows[] = {
+	{ "a variable after 5 MiB of others is found", 8, ADDR64, 41,
+	  128000, 0, PG, 0, false, 0, 0, 0, 0, BOTH, 5 },
+	{ "a variable past 6 MiB is absent", 8, ADDR64, 50, 128000, 0, PG,
+	  0, false, 0, 0, 0, 0, BOTH, -ENOENT },
+	/* 48 strings of 131064 bytes and A's 8: 376 bytes left for 49 */
+	{ "64-bit pointers count against the 6 MiB", 8, ADDR64, 48,
+	  STRLEN_MAX - 8, 0, PG, 0, false, 0, 0, 0, 0, BOTH, -ENOENT },
+	{ "32-bit pointers count for 4 bytes each", 4, ADDR32, 48,
+	  STRLEN_MAX - 8, 0, PG, 0, false, 0, 0, 0, 0, BOTH, 5 },
+	{ "a string of MAX_ARG_STRLEN bytes is taken", 8, ADDR64, 1,
+	  STRLEN_MAX, 0, PG, 0, false, 0, 0, 0, 0, BOTH, 5 },
+	{ "a string over MAX_ARG_STRLEN cuts the scan", 8, ADDR64, 1,
+	  STRLEN_MAX + 1, 0, PG, 0, false, 0, 0, 0, 0, BOTH, -ENOENT },
+	{ "an unreadable page mid-string cuts the scan", 8, ADDR64, 1, 100,
+	  0, 2 * PG - 3, 5 * PG, false, 2 * PG, 0, 0, 0, BOTH, -ENOENT },
+	{ "a string ending at an unreadable page counts", 8, ADDR64, 1,
+	  100, 0, 2 * PG - 100, 5 * PG, false, 2 * PG, 0, 0, 0, BOTH, 5 },
+	{ "a variable cut by an unreadable page is absent", 8, ADDR64, 0,
+	  0, 0, 2 * PG - 3, 0, false, 2 * PG, 0, 0, 0, BOTH, -ENOENT },
+	{ "an unreadable pointer ends the array", 8, ADDR64, 1, 100,
+	  PG - 8, 4 * PG, 0, false, PG, 0, 0, 0, BOTH, -ENOENT },
+	{ "the pointers before it count", 8, ADDR64, 1, 100, PG - 16,
+	  4 * PG, 0, false, PG, 0, 0, 0, BOTH, 5 },
+	{ "compat: 32-bit pointers at 32-bit addresses", 4, ADDR32, 3, 50,
+	  0, PG, 0, false, 0, 0, 0, 0, BOTH, 5 },
+	{ "a NULL pointer ends the array", 8, ADDR64, 2, 50, 0, PG, 0, true,
+	  0, 0, 0, 0, BOTH, -ENOENT },
+	{ "compat: a NULL pointer ends the array", 4, ADDR32, 2, 50, 0, PG,
+	  0, true, 0, 0, 0, 0, BOTH, -ENOENT },
+	{ "-EINTR between strings stops the scan", 8, ADDR64, 3, 50, 0, PG,
+	  0, false, 0, 0, -EINTR, 1, KERNEL, -EINTR },
+	{ "-EINTR inside a long string stops the scan", 8, ADDR64, 1,
+	  3 * PG, 0, PG, 0, false, 0, 0, -EINTR, 0, KERNEL, -EINTR },
+	{ "-ECHILD from a string's read stops the scan", 8, ADDR64, 3, 50,
+	  0, PG, 0, false, 0, -ECHILD, 0, 1, KERNEL, -ECHILD },
+	{ "-ECHILD from a pointer's read stops the scan", 8, ADDR64, 3, 50,
+	  0, PG, 0, false, 0, -ECHILD, 0, 2, KERNEL, -ECHILD },
+	{ "an answer before a fatal signal stands", 8, ADDR64, 0, 0, 0, PG,
+	  0, false, 0, 0, -EINTR, 0, KERNEL, 5 },
+};
+
+/* Writes a pointer of size w at p, in the machine's byte order. */
+static void put_ptr(unsigned char *p, uint64_t v, unsigned int w)
+{
+	uint32_t v4 = v;
+
+	if (w == 4)
+		memcpy(p, &v4, 4);
+	else
+		memcpy(p, &v, 8);
+}
+
+static void lay_out_envp(const struct envp_row *r, unsigned char *mem)
+{
+	unsigned char *ptr = mem + r->ptrs_at;
+	size_t off = r->str_at, i;
+
+	for (i = 0; i < r->nfill; i++, ptr += r->ptr_size) {
+		memset(mem + off, 'x', r->fill_len - 1);
+		memcpy(mem + off, "X=", 2);
+		put_ptr(ptr, r->base + off, r->ptr_size);
+		off += r->fill_len;
+	}
+	if (r->null_first)
+		ptr += r->ptr_size;	/* mem is zeroed */
+	if (r->a_at)
+		off = r->a_at;
+	memcpy(mem + off, "A=found", 8);
+	put_ptr(ptr, r->base + off, r->ptr_size);
+}
+
+static void test_scan_envp(unsigned char *mem)
+{
+	char value[16];
+	size_t i, j;
+
+	for (i = 0; i < sizeof(envp_rows) / sizeof(envp_rows[0]); i++) {
+		const struct envp_row *r = &envp_rows[i];
+
+		for (j = 0; j < sizeof(hosts) / sizeof(hosts[0]); j++) {
+			struct fake_mem f;
+			ssize_t n;
+
+			if (!(r->hosts & (1 << j)))
+				continue;
+			fake_init(&f, mem, r->base, r->hole);
+			f.read_err = r->read_err;
+			f.page_err = r->page_err;
+			f.err_after = r->err_after;
+			lay_out_envp(r, mem);
+			n = scan_as(&hosts[j], &f, true, r->base + r->ptrs_at,
+				    0, r->ptr_size, value, sizeof(value));
+			check(n == r->want &&
+			      (n < 0 || !memcmp(value, "found", 5)),
+			      "envp, %s: %s: got %s", hosts[j].name, r->what,
+			      err_name(n));
+			check(!f.crossed, "envp, %s: %s: a read crossed a page",
+			      hosts[j].name, r->what);
+		}
+	}
+}
+
+/* The daemon reads a string's first 256 bytes, then a page at a time. */
+static void test_scan_tuning(unsigned char *mem)
+{
+	static const struct envp_row r = {
+		"", 8, ADDR64, 1, 3 * PG, 0, PG + 100, 0, false, 0, 0, 0, 0,
+		DAEMON, 0,
+	};
+	struct fake_mem f;
+	char value[16];
+
+	fake_init(&f, mem, ADDR64, 0);
+	lay_out_envp(&r, mem);
+	scan_as(&hosts[1], &f, true, ADDR64, 0, 8, value, sizeof(value));
+	check(f.nsizes == 4 && f.sizes[0] == 256 &&
+	      f.sizes[1] == PG - 100 - 256 && f.sizes[2] == PG &&
+	      f.sizes[3] == PG,
+	      "daemon: a string's reads are 256 bytes, then up to a page");
+	fake_init(&f, mem, ADDR64, 0);
+	lay_out_envp(&r, mem);
+	scan_as(&hosts[0], &f, true, ADDR64, 0, 8, value, sizeof(value));
+	check(f.nsizes == 4 && f.sizes[0] == 256 && f.sizes[1] == 256,
+	      "kernel: a string's reads are 256 bytes");
+}
+
+static void test_scans(void)
+{
+	unsigned char *mem = malloc(MEM_SIZE);
+
+	if (!mem)
+		abort();
+	test_scan_area(mem);
+	test_scan_envp(mem);
+	test_scan_tuning(mem);
+	free(mem);
+}
+
 /* ---- one home for what every implementation does alike ---- */
 
 static void test_opts_text(void)
@@ -793,6 +1182,7 @@ int main(void)
 	test_limits();
 	test_auxv();
 	test_is_answer();
+	test_scans();
 	test_opts_text();
 	test_mount_only();
 	test_link_target();
