@@ -5,8 +5,9 @@
  * What a link's resolution needs to know of the process walking it: its
  * environment, scanned in its own memory within the bounds execve(2) sets,
  * whichever way the host reads that memory (the kernel's user copies, the
- * daemon's reader processes).  The hosts only do the I/O, so the two
- * cannot drift apart.
+ * daemon's reader processes); which system call is execve in which ABI;
+ * the word size of its program; and whether a file it executes gains
+ * privileges.  The hosts only do the I/O, so the two cannot drift apart.
  */
 #include "internal.h"
 
@@ -203,4 +204,93 @@ int varsym_scan_envp(const struct varsym_mem *m, struct varsym_env_scan *s,
 		addr += n - n % ptr_size;
 	}
 	return 0;
+}
+
+/*
+ * The execve system calls of each ABI.  They are the ABIs' own numbers,
+ * the same on every kernel; NATIVE's are the build's.  ia32's 11 is also
+ * x86-64's munmap, which never walks a path: a host that cannot tell the
+ * two ABIs apart (VARSYM_ABI_X86) counts it as execve.
+ */
+static const struct execve_nr {
+	enum varsym_abi abi;
+	long nr;
+	struct varsym_execve call;
+} execve_nrs[] = {
+	{ VARSYM_ABI_X86_64, 59, { 2, 8 } },
+	{ VARSYM_ABI_X86_64, 322, { 3, 8 } },
+	{ VARSYM_ABI_IA32, 11, { 2, 4 } },
+	{ VARSYM_ABI_IA32, 358, { 3, 4 } },
+	{ VARSYM_ABI_X32, VARSYM_X32_BIT | 520, { 2, 4 } },
+	{ VARSYM_ABI_X32, VARSYM_X32_BIT | 545, { 3, 4 } },
+	{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVE, { 2, sizeof(long) } },
+	{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVEAT, { 3, sizeof(long) } },
+};
+
+static bool abi_has(enum varsym_abi abi, enum varsym_abi of)
+{
+	return abi == of || (abi == VARSYM_ABI_X86 && of != VARSYM_ABI_NATIVE);
+}
+
+/**
+ * varsym_execve_call - is system call @nr execve(2) or execveat(2)?
+ * @abi: the ABI the call came in by
+ * @nr: its number, as the system-call entry saw it (x32's bit included)
+ * @call: where its envp is, when it is
+ *
+ * Return: 1 and @call filled when it is; 0 when it is not; -EINVAL when
+ * @abi is not one the core knows (then any call may be).
+ */
+int varsym_execve_call(enum varsym_abi abi, long nr,
+		       struct varsym_execve *call)
+{
+	size_t i;
+
+	if (abi == VARSYM_ABI_UNKNOWN)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(execve_nrs); i++) {
+		if (execve_nrs[i].nr != nr || !abi_has(abi, execve_nrs[i].abi))
+			continue;
+		*call = execve_nrs[i].call;
+		return 1;
+	}
+	return 0;
+}
+
+/**
+ * varsym_word_size - the word size of a program, from one of its addresses
+ * @addr: an address of the program's (where its stack starts, or the last
+ *	address of its address space)
+ *
+ * A 32-bit program (ia32, x32, or any compat program on a 64-bit kernel)
+ * lives below 4 GiB, a 64-bit one never does; its auxiliary vector and
+ * pointers are of this size.
+ *
+ * Return: 4 or 8.
+ */
+unsigned int varsym_word_size(unsigned long long addr)
+{
+	return addr >> 32 ? 8 : 4;
+}
+
+/* The mode bits of POSIX, the same on every system */
+#define MODE_SETUID 04000
+#define MODE_SETGID 02000
+#define MODE_GROUP_EXEC 00010
+
+/**
+ * varsym_gains_privileges - does executing a file raise privileges?
+ * @mode: the file's mode
+ * @has_caps: it has file capabilities
+ *
+ * Setuid, or setgid with group execute (without it, the setgid bit marks
+ * mandatory locking, and execve ignores it, as fs/exec.c does), or file
+ * capabilities.
+ */
+bool varsym_gains_privileges(unsigned int mode, bool has_caps)
+{
+	return (mode & MODE_SETUID) ||
+	       (mode & (MODE_SETGID | MODE_GROUP_EXEC)) ==
+	       (MODE_SETGID | MODE_GROUP_EXEC) ||
+	       has_caps;
 }

@@ -230,7 +230,8 @@ int varsym_auxv_secure(const void *auxv, size_t len, size_t word);
 
 /*
  * The caller model (caller.c): how both implementations read a process's
- * environment from its memory.
+ * environment from its memory, tell execve(2) by its system-call number,
+ * and tell a program that gains privileges.
  *
  * A process's memory, as a host reads it: the kernel with its user copies,
  * the daemon with preads of /proc/TID/mem or /proc/TID/environ.  The scans
@@ -290,5 +291,50 @@ int varsym_scan_area(const struct varsym_mem *m, struct varsym_env_scan *s,
  */
 int varsym_scan_envp(const struct varsym_mem *m, struct varsym_env_scan *s,
 		     unsigned long long envp, unsigned int ptr_size);
+
+/*
+ * System-call ABIs whose execve numbers the core knows.  The kernel tells
+ * which ABI a call came in by; the daemon on x86 cannot, and asks about
+ * all three at once (VARSYM_ABI_X86).
+ */
+enum varsym_abi {
+	VARSYM_ABI_UNKNOWN,	/* none of these: any call may be execve */
+	VARSYM_ABI_NATIVE,	/* the build's own (VARSYM_NR_EXECVE) */
+	VARSYM_ABI_X86_64,
+	VARSYM_ABI_IA32,	/* int $0x80, from a 32- or a 64-bit program */
+	VARSYM_ABI_X32,		/* numbers with VARSYM_X32_BIT set */
+	VARSYM_ABI_X86,		/* one of the three above */
+};
+
+#define VARSYM_X32_BIT 0x40000000L
+
+/* Which argument of an execve call is its envp, and its pointers' size. */
+struct varsym_execve {
+	unsigned int envp_arg;
+	unsigned int ptr_size;
+};
+
+/*
+ * Whether nr is execve(2) or execveat(2) in abi: 1 (and *call), 0, or
+ * -EINVAL for VARSYM_ABI_UNKNOWN, where any call may be.
+ */
+int varsym_execve_call(enum varsym_abi abi, long nr,
+		       struct varsym_execve *call);
+
+/*
+ * A user pointer of an ABI whose pointers are ptr_size bytes, from a
+ * 64-bit register: a 32-bit ABI reads only the low half (int $0x80 from
+ * a 64-bit process may leave anything in the upper one).
+ */
+static inline unsigned long long varsym_user_ptr(unsigned long long reg,
+						 unsigned int ptr_size)
+{
+	return ptr_size == 4 ? (unsigned int)reg : reg;
+}
+
+/* 4 or 8: a program with an address above 4 GiB is a 64-bit one. */
+unsigned int varsym_word_size(unsigned long long addr);
+/* Setuid, setgid with group execute, or file capabilities. */
+bool varsym_gains_privileges(unsigned int mode, bool has_caps);
 
 #endif /* VARSYM_CORE_H */

@@ -16,8 +16,12 @@
 #include <linux/limits.h>
 #include <linux/string.h>
 #include <linux/types.h>
+#include <asm/unistd.h>
 
 #define VARSYM_PRINTF(fmt, args) __printf(fmt, args)
+/* execve(2) and execveat(2) in the build's own system-call ABI */
+#define VARSYM_NR_EXECVE __NR_execve
+#define VARSYM_NR_EXECVEAT __NR_execveat
 #else
 #include <errno.h>
 #include <limits.h>
@@ -26,9 +30,12 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
 #define VARSYM_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#define VARSYM_NR_EXECVE SYS_execve
+#define VARSYM_NR_EXECVEAT SYS_execveat
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif

@@ -1085,6 +1085,106 @@ static void test_scans(void)
 	free(mem);
 }
 
+/* ---- the caller model: execve's numbers, word sizes, privileges ---- */
+
+static void test_execve_calls(void)
+{
+	static const struct {
+		enum varsym_abi abi;
+		long nr;
+		int want;
+		unsigned int envp_arg, ptr_size;
+	} rows[] = {
+		{ VARSYM_ABI_X86_64, 59, 1, 2, 8 },
+		{ VARSYM_ABI_X86_64, 322, 1, 3, 8 },
+		{ VARSYM_ABI_X86_64, 11, 0, 0, 0 },		/* munmap */
+		{ VARSYM_ABI_X86_64, VARSYM_X32_BIT | 520, 0, 0, 0 },
+		{ VARSYM_ABI_IA32, 11, 1, 2, 4 },
+		{ VARSYM_ABI_IA32, 358, 1, 3, 4 },
+		{ VARSYM_ABI_IA32, 59, 0, 0, 0 },
+		{ VARSYM_ABI_X32, VARSYM_X32_BIT | 520, 1, 2, 4 },
+		{ VARSYM_ABI_X32, VARSYM_X32_BIT | 545, 1, 3, 4 },
+		{ VARSYM_ABI_X32, VARSYM_X32_BIT | 59, 0, 0, 0 },
+		{ VARSYM_ABI_X32, 520, 0, 0, 0 },
+		{ VARSYM_ABI_X86, 59, 1, 2, 8 },
+		{ VARSYM_ABI_X86, 11, 1, 2, 4 },	/* ia32, or munmap */
+		{ VARSYM_ABI_X86, 358, 1, 3, 4 },
+		{ VARSYM_ABI_X86, VARSYM_X32_BIT | 545, 1, 3, 4 },
+		{ VARSYM_ABI_X86, 520, 0, 0, 0 },
+		{ VARSYM_ABI_X86, 0, 0, 0, 0 },
+		{ VARSYM_ABI_X86, -1, 0, 0, 0 },
+		{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVE, 1, 2, sizeof(long) },
+		{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVEAT, 1, 3, sizeof(long) },
+		{ VARSYM_ABI_NATIVE, -1, 0, 0, 0 },
+		{ VARSYM_ABI_UNKNOWN, 59, -EINVAL, 0, 0 },
+		{ VARSYM_ABI_UNKNOWN, 0, -EINVAL, 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct varsym_execve call = { 0, 0 };
+		int got = varsym_execve_call(rows[i].abi, rows[i].nr, &call);
+
+		check(got == rows[i].want && (got != 1 ||
+		      (call.envp_arg == rows[i].envp_arg &&
+		       call.ptr_size == rows[i].ptr_size)),
+		      "execve_call(abi %d, %ld) = %d, arg %u, %u-byte pointers",
+		      rows[i].abi, rows[i].nr, got, call.envp_arg,
+		      call.ptr_size);
+	}
+	/* int $0x80 from a 64-bit process: the upper half is anything */
+	check(varsym_user_ptr(0xdeadbeef00401000ULL, 4) == 0x401000,
+	      "a 32-bit ABI's pointer is its register's low half");
+	check(varsym_user_ptr(0xdeadbeef00401000ULL, 8) ==
+	      0xdeadbeef00401000ULL, "a 64-bit ABI's pointer is whole");
+}
+
+static void test_word_size(void)
+{
+	static const struct {
+		uint64_t addr;
+		unsigned int word;
+	} rows[] = {
+		{ 0xffffdfff, 4 },		/* ia32's TASK_SIZE - 1 */
+		{ 0xffffffff, 4 },
+		{ 0xffd00000, 4 },		/* a 32-bit stack */
+		{ 0x100000000ULL, 8 },
+		{ 0x7ffffffff000ULL, 8 },	/* x86-64's TASK_SIZE - 1 */
+		{ 0x7ffc12345000ULL, 8 },	/* a 64-bit stack */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		check(varsym_word_size(rows[i].addr) == rows[i].word,
+		      "word_size(%#llx) != %u",
+		      (unsigned long long)rows[i].addr, rows[i].word);
+}
+
+static void test_gains_privileges(void)
+{
+	static const struct {
+		unsigned int mode;
+		bool caps, gains;
+	} rows[] = {
+		{ 0100755, false, false },
+		{ 0104755, false, true },	/* setuid */
+		{ 0104700, false, true },	/* setuid, whoever runs it */
+		{ 0102755, false, true },	/* setgid, group execute */
+		{ 0102010, false, true },
+		{ 0102745, false, false },	/* mandatory locking */
+		{ 0102000, false, false },
+		{ 0106755, false, true },
+		{ 0100755, true, true },	/* file capabilities */
+		{ 0101777, false, false },	/* sticky */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		check(varsym_gains_privileges(rows[i].mode, rows[i].caps) ==
+		      rows[i].gains, "gains_privileges(%#o, caps %d) != %d",
+		      rows[i].mode, rows[i].caps, rows[i].gains);
+}
+
 /* ---- one home for what every implementation does alike ---- */
 
 static void test_opts_text(void)
@@ -1183,6 +1283,9 @@ int main(void)
 	test_auxv();
 	test_is_answer();
 	test_scans();
+	test_execve_calls();
+	test_word_size();
+	test_gains_privileges();
 	test_opts_text();
 	test_mount_only();
 	test_link_target();
