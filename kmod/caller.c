@@ -15,13 +15,14 @@
  *    secure (exec.c tells which is which, whatever the system call's ABI);
  *  - otherwise the [env_start, env_end) area recorded at exec.
  *
- * Every read is bounded by what execve itself accepts (VARSYM_ENV_MAX in
- * all, MAX_ARG_STRLEN per string): anything past that counts as absent.
- * In ref-walk the reads may fault and sleep, check for a fatal signal at
- * every page and return -EINTR, which is never cached.  In the RCU walk
- * nothing may sleep: the area is copied with copy_from_user_nofault(), at
- * most RCU_SCAN_BUDGET bytes per follow, and any fault, a bigger scan, or
- * an execve's envp answers -ECHILD so that the VFS retries in ref-walk.
+ * The core's scans (core/caller.c) bound every read by what execve itself
+ * accepts (VARSYM_ENV_MAX in all, MAX_ARG_STRLEN per string): anything past
+ * that counts as absent.  This file gives them the copies.  In ref-walk the
+ * reads may fault and sleep, check for a fatal signal at every page and
+ * return -EINTR, which is never cached.  In the RCU walk nothing may
+ * sleep: the area is copied with copy_from_user_nofault(), at most
+ * RCU_SCAN_BUDGET bytes per follow, and any fault, a bigger scan, or an
+ * execve's envp answers -ECHILD so that the VFS retries in ref-walk.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -41,102 +42,89 @@
 /* What one follow may scan in the RCU walk, all its variables together. */
 #define RCU_SCAN_BUDGET SZ_64K
 
-/*
- * The word size of current's auxiliary vector: a compat program's (ia32,
- * x32, or any 32-bit program on a 64-bit kernel) holds 32-bit words.  Its
- * address space ends below 4 GiB, and a native 64-bit one never does.
- */
-static size_t auxv_word_size(void)
-{
-	if (IS_ENABLED(CONFIG_64BIT) && TASK_SIZE <= SZ_4G)
-		return 4;
-	return sizeof(unsigned long);
-}
+/* the core's bounds and numbers are the kernel's */
+static_assert(VARSYM_ARG_STRLEN_PAGES * PAGE_SIZE == MAX_ARG_STRLEN);
+#ifdef CONFIG_X86_64
+static_assert(VARSYM_X32_BIT == __X32_SYSCALL_BIT);
+#endif
 
 /**
  * varsymfs_mm_secure - was mm's program started with AT_SECURE?
  * @mm: current's mm
+ *
+ * Its auxiliary vector holds words of the program's own size: a compat
+ * program's address space ends below 4 GiB.
  */
 bool varsymfs_mm_secure(struct mm_struct *mm)
 {
 	/* saved_auxv changes only under prctl(PR_SET_MM) of its own task */
 	return varsym_auxv_secure(mm->saved_auxv, sizeof(mm->saved_auxv),
-				  auxv_word_size()) != 0;
+				  varsym_word_size(TASK_SIZE - 1)) != 0;
 }
 
 /*
- * The system call in progress, if it is execve(2) or execveat(2) in any
- * ABI this kernel runs: which of its arguments is the envp, and whether
- * that holds 32-bit pointers.  Only the execve rule (a convenience: which
- * environment chooses the program) depends on this; the loader rule does
- * not (exec.c).  An ABI not known here falls back to the exec-time
- * environment, which is the caller's own choice as much as its envp.
+ * The ABI of the system call in progress, for the core's table of execve
+ * numbers.  Only the execve rule (a convenience: which environment chooses
+ * the program) depends on this; the loader rule does not (exec.c).  An ABI
+ * not known here falls back to the exec-time environment, which is the
+ * caller's own choice as much as its envp.
  */
-static int execve_envp_arg(bool *compat)
+static enum varsym_abi syscall_abi(void)
 {
-	long nr = syscall_get_nr(current, task_pt_regs(current));
-
-	*compat = in_compat_syscall();
 #ifdef CONFIG_X86_64
 	if (in_ia32_syscall())
-		return nr == __NR_ia32_execve ? 2 :
-		       nr == __NR_ia32_execveat ? 3 : -1;
-	if (in_x32_syscall()) {
-		nr &= ~__X32_SYSCALL_BIT;
-		return nr == __NR_x32_execve ? 2 :
-		       nr == __NR_x32_execveat ? 3 : -1;
-	}
+		return VARSYM_ABI_IA32;
+	if (in_x32_syscall())
+		return VARSYM_ABI_X32;
+	return VARSYM_ABI_X86_64;
 #else
-	if (*compat)
-		return -1;
+	return in_compat_syscall() ? VARSYM_ABI_UNKNOWN : VARSYM_ABI_NATIVE;
 #endif
-	return nr == __NR_execve ? 2 : nr == __NR_execveat ? 3 : -1;
 }
 
 /* True inside execve(2) or execveat(2), in any ABI known above. */
 static bool in_execve_syscall(struct varsymfs_envp *envp)
 {
+	struct pt_regs *regs = task_pt_regs(current);
+	struct varsym_execve call;
 	unsigned long args[6];
-	int arg;
 
 	if (current->flags & (PF_EXITING | PF_SIGNALED) ||
 	    fatal_signal_pending(current))
 		return false;
-	arg = execve_envp_arg(&envp->compat);
-	if (arg < 0)
+	if (varsym_execve_call(syscall_abi(), syscall_get_nr(current, regs),
+			       &call) != 1)
 		return false;
-	syscall_get_arguments(current, task_pt_regs(current), args);
-	/*
-	 * As compat execve reads it: int $0x80 from a 64-bit process may
-	 * leave anything in the upper half of the register.
-	 */
-	if (envp->compat)
-		args[arg] = (u32)args[arg];
-	envp->ptr = (const void __user *)args[arg];
+	syscall_get_arguments(current, regs, args);
+	envp->ptr = varsym_user_ptr(args[call.envp_arg], call.ptr_size);
+	envp->ptr_size = call.ptr_size;
 	return true;
 }
 
 /*
- * Copies n bytes of the caller's memory: 0, -ECHILD where the RCU walk
- * cannot, or -EFAULT.  In the RCU walk every byte counts against the
- * follow's budget.
+ * Copies n bytes of the caller's memory, all or nothing: n, -ECHILD where
+ * the RCU walk cannot, or -EFAULT.  In the RCU walk every byte counts
+ * against the follow's budget.
  */
-static int copy_env(struct varsymfs_caller *c, void *dst, unsigned long src,
-		    size_t n)
+static ssize_t mem_read(void *ctx, void *dst, unsigned long long addr,
+			size_t n)
 {
+	struct varsymfs_caller *c = ctx;
+	const void __user *src = u64_to_user_ptr(addr);
+
 	if (!c->rcu)
-		return copy_from_user(dst, (const void __user *)src, n) ?
-		       -EFAULT : 0;
+		return copy_from_user(dst, src, n) ? -EFAULT : n;
 	if (n > c->rcu_budget)
 		return -ECHILD;
 	c->rcu_budget -= n;
-	return copy_from_user_nofault(dst, (const void __user *)src, n) ?
-	       -ECHILD : 0;
+	return copy_from_user_nofault(dst, src, n) ? -ECHILD : n;
 }
 
 /* Between pages of a ref-walk scan: a killed caller stops at once. */
-static int next_page(const struct varsymfs_caller *c)
+static int mem_next_page(void *ctx)
 {
+	const struct varsymfs_caller *c = ctx;
+
 	if (c->rcu)
 		return 0;
 	if (fatal_signal_pending(current))
@@ -145,133 +133,34 @@ static int next_page(const struct varsymfs_caller *c)
 	return 0;
 }
 
-/*
- * The exec-time area.  An unreadable page ends it, and so does the bound
- * of VARSYM_ENV_MAX bytes (only prctl(PR_SET_MM) makes a bigger one): an
- * entry cut short does not count, nor anything after it.
- */
-static int scan_area(struct varsymfs_caller *c, struct varsym_env_scan *s)
-{
-	unsigned long pos = c->env_start;
-	unsigned long end = c->env_start + min(c->env_end - c->env_start,
-					       VARSYM_ENV_MAX);
-	char chunk[ENV_CHUNK];
-	int err;
-
-	while (pos < end) {
-		size_t n = min3(end - pos, (unsigned long)ENV_CHUNK,
-				PAGE_SIZE - offset_in_page(pos));
-
-		err = copy_env(c, chunk, pos, n);
-		if (err == -ECHILD)
-			return err;
-		if (err) {
-			varsym_env_scan_cut(s);
-			return 0;
-		}
-		if (varsym_env_scan_feed(s, chunk, n))
-			return 0;
-		pos += n;
-		err = offset_in_page(pos) ? 0 : next_page(c);
-		if (err)
-			return err;
-	}
-	if (end < c->env_end)
-		varsym_env_scan_cut(s);
-	return 0;
-}
-
-static int get_envp_entry(const struct varsymfs_envp *envp, unsigned long i,
-			  unsigned long *str)
-{
-#ifdef CONFIG_COMPAT
-	if (envp->compat) {
-		compat_uptr_t p;
-
-		if (get_user(p, (const compat_uptr_t __user *)envp->ptr + i))
-			return -EFAULT;
-		*str = (unsigned long)compat_ptr(p);
-		return 0;
-	}
-#endif
-	return get_user(*str, (const unsigned long __user *)envp->ptr + i);
-}
-
-/*
- * Feeds one string of execve's envp.  *budget is what execve would still
- * accept; a string longer than MAX_ARG_STRLEN, or past the budget, makes
- * execve fail with E2BIG anyway.  Returns 1 when the scanner has its
- * answer, 0 to go on, or -errno: the string does not count, nor any after.
- */
-static int scan_string(struct varsymfs_caller *c, unsigned long str,
-		       struct varsym_env_scan *s, size_t *budget)
-{
-	size_t len = 0;
-	char chunk[ENV_CHUNK];
-	int err;
-
-	for (;;) {
-		size_t n = min_t(size_t, ENV_CHUNK,
-				 PAGE_SIZE - offset_in_page(str + len));
-		const char *nul;
-
-		if (copy_env(c, chunk, str + len, n))
-			return -EFAULT;
-		nul = memchr(chunk, '\0', n);
-		if (nul)
-			n = nul - chunk + 1;
-		len += n;
-		if (len > MAX_ARG_STRLEN || len > *budget)
-			return -E2BIG;
-		if (varsym_env_scan_feed(s, chunk, n))
-			return 1;
-		if (nul) {
-			*budget -= len;
-			return 0;
-		}
-		err = offset_in_page(str + len) ? 0 : next_page(c);
-		if (err)
-			return err;
-	}
-}
-
-static int scan_envp(struct varsymfs_caller *c, struct varsym_env_scan *s)
-{
-	size_t word = c->envp.compat ? sizeof(compat_uptr_t) : sizeof(long);
-	size_t budget = VARSYM_ENV_MAX;
-	unsigned long i, str;
-	int ret;
-
-	for (i = 0; budget >= word; i++) {
-		budget -= word;
-		if (get_envp_entry(&c->envp, i, &str) || !str)
-			break;
-		ret = scan_string(c, str, s, &budget);
-		if (ret == -EINTR)
-			return ret;
-		if (ret < 0)
-			varsym_env_scan_cut(s);
-		if (ret)
-			break;
-		ret = next_page(c);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
+static const struct varsym_mem_ops mem_ops = {
+	.read = mem_read,
+	.next_page = mem_next_page,
+};
 
 static ssize_t varsymfs_getenv(void *ctx, const char *name, size_t name_len,
 			       char *buf, size_t size)
 {
 	struct varsymfs_caller *c = ctx;
 	struct varsym_env_scan s;
+	char chunk[ENV_CHUNK];
+	u64 ptr;
+	/* mem_read is all or nothing: one envp pointer at a time */
+	struct varsym_mem m = {
+		.ops = &mem_ops, .ctx = c,
+		.buf = chunk, .buf_size = sizeof(chunk),
+		.ptrs = &ptr, .ptrs_size = c->envp.ptr_size,
+		.page_size = PAGE_SIZE,
+	};
 	int err;
 
 	if (c->source == VARSYMFS_ENV_NONE)
 		return -ENOENT;
 	varsym_env_scan_init(&s, name, name_len, buf, size);
-	err = c->source == VARSYMFS_ENV_EXECVE ? scan_envp(c, &s) :
-						 scan_area(c, &s);
+	if (c->source == VARSYMFS_ENV_EXECVE)
+		err = varsym_scan_envp(&m, &s, c->envp.ptr, c->envp.ptr_size);
+	else
+		err = varsym_scan_area(&m, &s, c->env_start, c->env_end);
 	if (err)
 		return err;
 	return varsym_env_scan_result(&s);

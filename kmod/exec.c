@@ -232,15 +232,6 @@ static void end_watch(struct callback_head *head)
 	module_put(THIS_MODULE);
 }
 
-/* Does this file's mode raise the caller's privileges? */
-static bool set_id(struct file *file)
-{
-	umode_t mode = file_inode(file)->i_mode;
-
-	return (mode & S_ISUID) ||
-	       (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
-}
-
 /* Has it file capabilities?  An error other than "none" counts as some. */
 static bool has_caps(struct file *file)
 {
@@ -261,7 +252,10 @@ static bool has_caps(struct file *file)
 /* Notes one more file of the execve: current's own watch, no lock. */
 static void watch_file(struct exec_watch *w, struct linux_binprm *bprm)
 {
-	w->privileged |= bprm->secureexec || set_id(bprm->file);
+	/* its capabilities only when a walk asks: watch_privileged() */
+	w->privileged |= bprm->secureexec ||
+			 varsym_gains_privileges(file_inode(bprm->file)->i_mode,
+						 false);
 	if (w->privileged)
 		return;
 	/* each copy of the observer (keep_ahead) sees the same file */

@@ -73,8 +73,8 @@ enum varsymfs_env_source {
 
 /* execve's envp array in the caller's memory. */
 struct varsymfs_envp {
-	const void __user *ptr;
-	bool compat;		/* 32-bit pointers (ia32, x32, compat) */
+	u64 ptr;
+	unsigned int ptr_size;	/* 4 for a 32-bit ABI (ia32, x32), or 8 */
 };
 
 struct varsymfs_caller {
