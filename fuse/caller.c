@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,7 +75,7 @@ static unsigned int word_size(int dirfd)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p, " %llu", &start_stack) != 1 || start_stack <= 1)
 		return 0;
-	return start_stack >> 32 ? 8 : 4;
+	return varsym_word_size(start_stack);
 }
 
 /* AT_SECURE from /proc/TID/auxv: 1, 0, or -1 when it cannot be told. */
@@ -93,51 +92,20 @@ static int auxv_secure(int dirfd, unsigned int word)
 }
 
 /*
- * The execve system calls of the machine's ABIs, as /proc/TID/syscall
- * shows them.  On x86 every daemon may meet all three ABIs (a 64-bit
- * process can use the 32-bit entry, int $0x80): ia32's 11 is also
- * x86-64's munmap, which never walks a path, so it counts as execve.
- * Elsewhere the build's own numbers hold for callers of the daemon's own
- * word size; other callers' ABIs are unknown (vsfuse_execve_call).
+ * The ABI of a caller of word, for the core's table of execve numbers.  On
+ * x86 every daemon may meet all three ABIs (a 64-bit process can use the
+ * 32-bit entry, int $0x80) and cannot tell which a call came in by: the
+ * core then looks in all three.  Elsewhere the build's own numbers hold
+ * for callers of the daemon's own word size; other callers' ABIs are
+ * unknown.
  */
-#define X32_BIT 0x40000000L
-static const struct vsfuse_execve_call {
-	long nr;
-	unsigned char envp_arg;		/* which argument is envp */
-	unsigned char ptr_size;		/* 0: the caller's word size */
-} execve_calls[] = {
-#if defined(__x86_64__) || defined(__i386__)
-	{ 59, 2, 8 }, { 322, 3, 8 },			/* x86-64 */
-	{ 11, 2, 4 }, { 358, 3, 4 },			/* ia32 */
-	{ X32_BIT | 520, 2, 4 }, { X32_BIT | 545, 3, 4 },	/* x32 */
-#else
-	{ SYS_execve, 2, 0 }, { SYS_execveat, 3, 0 },
-#endif
-};
-
-/**
- * vsfuse_execve_call - is system call nr an execve, for a caller of word?
- *
- * Return: 1 and *envp_arg, *ptr_size when it is; 0 when it is not; -1 when
- * the caller's ABI is not one this build knows (then it could be).
- */
-int vsfuse_execve_call(long nr, unsigned int word, unsigned int *envp_arg,
-		       unsigned int *ptr_size)
+static enum varsym_abi caller_abi(unsigned int word)
 {
-	size_t i;
-
-#if !defined(__x86_64__) && !defined(__i386__)
-	if (word != sizeof(long))
-		return -1;
+#if defined(__x86_64__) || defined(__i386__)
+	return VARSYM_ABI_X86;
+#else
+	return word == sizeof(long) ? VARSYM_ABI_NATIVE : VARSYM_ABI_UNKNOWN;
 #endif
-	for (i = 0; i < sizeof(execve_calls) / sizeof(execve_calls[0]); i++) {
-		if (execve_calls[i].nr != nr)
-			continue;
-		*envp_arg = execve_calls[i].envp_arg;
-		*ptr_size = execve_calls[i].ptr_size ?: word;
-		return 1;
-	}
-	return 0;
 }
 
 /**
@@ -154,8 +122,8 @@ int vsfuse_execve_call(long nr, unsigned int word, unsigned int *envp_arg,
 enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
 				    uint64_t *envp, unsigned int *ptr_size)
 {
+	struct varsym_execve call;
 	unsigned long long a[6];
-	unsigned int arg;
 	long nr;
 
 	if (!strncmp(line, "running", 7))
@@ -164,7 +132,7 @@ enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
 		return VSFUSE_IN_UNKNOWN;
 	if (nr == -1)
 		return VSFUSE_IN_OTHER;
-	switch (vsfuse_execve_call(nr, word, &arg, ptr_size)) {
+	switch (varsym_execve_call(caller_abi(word), nr, &call)) {
 	case 0:
 		return VSFUSE_IN_OTHER;
 	case 1:
@@ -175,9 +143,8 @@ enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
 	if (sscanf(line, "%ld %llx %llx %llx %llx %llx %llx", &nr, &a[0],
 		   &a[1], &a[2], &a[3], &a[4], &a[5]) != 7)
 		return VSFUSE_IN_UNKNOWN;
-	/* compat execve takes 32-bit pointers: int $0x80 from a 64-bit
-	 * process may leave garbage in the upper half of a register */
-	*envp = *ptr_size == 4 ? (uint32_t)a[arg] : a[arg];
+	*envp = varsym_user_ptr(a[call.envp_arg], call.ptr_size);
+	*ptr_size = call.ptr_size;
 	return VSFUSE_IN_EXECVE;
 }
 
@@ -406,10 +373,25 @@ uid_t vsfuse_caller_owner(int dirfd, uid_t uid)
 	return owner;
 }
 
+/* Where c's reader finds its environment. */
+static struct vsfuse_env_where where(const struct vsfuse_caller *c)
+{
+	struct vsfuse_env_where w = {
+		.dirfd = c->dirfd, .owner = c->owner, .deadline = c->deadline,
+	};
+
+	if (c->source == VSFUSE_ENV_ENVP) {
+		w.envp = c->envp;
+		w.ptr_size = c->envp_ptr_size;
+	}
+	return w;
+}
+
 ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 		      char *buf, size_t size)
 {
 	struct vsfuse_caller *c = ctx;
+	struct vsfuse_env_where w;
 	ssize_t n;
 
 	if (c->source == VSFUSE_ENV_NONE)
@@ -418,7 +400,8 @@ ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 		c->owner = vsfuse_caller_owner(c->dirfd, c->uid);
 		c->owner_known = true;
 	}
-	n = vsfuse_reader_getenv(c->reader, c, name, name_len, buf, size);
+	w = where(c);
+	n = vsfuse_reader_getenv(c->reader, &w, name, name_len, buf, size);
 	/*
 	 * /proc/TID/mem is closed to us (not root, or an LSM): the program's
 	 * own path and a script's interpreter then follow the exec-time
@@ -426,7 +409,8 @@ ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 	 */
 	if (n == -EPERM && c->source == VSFUSE_ENV_ENVP) {
 		c->source = VSFUSE_ENV_ENVIRON;
-		n = vsfuse_reader_getenv(c->reader, c, name, name_len, buf,
+		w = where(c);
+		n = vsfuse_reader_getenv(c->reader, &w, name, name_len, buf,
 					 size);
 	}
 	if (n == -ETIMEDOUT)

@@ -73,8 +73,6 @@ uid_t vsfuse_caller_owner(int dirfd, uid_t uid);
 ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 		      char *buf, size_t size);
 
-int vsfuse_execve_call(long nr, unsigned int word, unsigned int *envp_arg,
-		       unsigned int *ptr_size);
 enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
 				    uint64_t *envp, unsigned int *ptr_size);
 enum vsfuse_phase vsfuse_exec_phase(const char *stack);

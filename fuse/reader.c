@@ -23,12 +23,15 @@
  * would answer everyone as secure.  An owner holds at most as many stuck
  * readers as there are workers, so the table is bounded by the users.
  *
- * What a reader reads is bounded by what execve accepts (VARSYM_ENV_MAX in
- * all, MAX_ARG_STRLEN per string): anything past that counts as absent.
+ * A reader only reads: the core's scans (core/caller.c), the kernel
+ * module's too, decide what to read and bound it by what execve accepts
+ * (VARSYM_ENV_MAX in all, MAX_ARG_STRLEN per string): anything past that
+ * counts as absent.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,7 +44,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "caller.h"
+#include "varsym_core.h"
 #include "reader.h"
 
 #define CHUNK 4096
@@ -54,9 +57,8 @@ struct vsfuse_reader {
 };
 
 struct request {
-	uint32_t source;	/* VSFUSE_ENV_ENVIRON or VSFUSE_ENV_ENVP */
 	uint32_t ptr_size;	/* envp's pointers: 4 or 8 */
-	uint64_t envp;
+	uint64_t envp;		/* 0: the exec-time area, environ */
 	uint32_t size;		/* room for the value */
 	uint32_t name_len;
 	char name[VARSYM_NAME_MAX];
@@ -78,141 +80,66 @@ static struct stuck {
 static unsigned int nstuck, stuck_size;
 static pthread_mutex_t stuck_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---- the reader process: only system calls and the core's scanner ---- */
+/* ---- the reader process: only system calls and the core's scans ---- */
 
-static long arg_strlen_max(void)
+/* /proc/TID/mem: a page that cannot be read fails the pread. */
+static ssize_t mem_read(void *ctx, void *dst, unsigned long long addr,
+			size_t n)
 {
-	return 32 * sysconf(_SC_PAGESIZE);	/* the kernel's MAX_ARG_STRLEN */
-}
+	ssize_t r = pread(*(int *)ctx, dst, n, (off_t)addr);
 
-/* The exec-time area, through /proc/TID/environ. */
-static void scan_environ(int dirfd, struct varsym_env_scan *s)
-{
-	char chunk[CHUNK];
-	size_t total = 0;
-	ssize_t n;
-	int fd = openat(dirfd, "environ", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	while (total < VARSYM_ENV_MAX &&
-	       (n = read(fd, chunk, sizeof(chunk))) > 0) {
-		if ((size_t)n > VARSYM_ENV_MAX - total)
-			n = VARSYM_ENV_MAX - total;
-		total += n;
-		if (varsym_env_scan_feed(s, chunk, n)) {
-			close(fd);
-			return;
-		}
-	}
-	close(fd);
-	if (total == VARSYM_ENV_MAX)	/* more would be past execve's limit */
-		varsym_env_scan_cut(s);
+	return r < 0 ? -EFAULT : r;
 }
 
 /*
- * One string of the envp array; *budget is what execve would still accept.
- * Returns 1 when the scanner has its answer, 0 to go on, -1 when the
- * string does not count (unreadable, or execve would refuse it), nor any
- * after it.
+ * /proc/TID/environ, addr being an offset in it: the kernel stops it at
+ * the area's end or at a page it cannot read, and either is its end.
  */
-static int scan_string(int memfd, uint64_t addr, size_t *budget,
-		       struct varsym_env_scan *s)
+static ssize_t environ_read(void *ctx, void *dst, unsigned long long addr,
+			    size_t n)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t len = 0, max = arg_strlen_max();
-	char chunk[4096];
+	ssize_t r = pread(*(int *)ctx, dst, n, (off_t)addr);
 
-	for (;;) {
-		/*
-		 * Stay inside one page: the next one may not be mapped.  Most
-		 * strings are short: 256 bytes first, then a page per pread
-		 * (each one walks the caller's mm).
-		 */
-		size_t room = page - ((addr + len) & (page - 1));
-		size_t want = len ? sizeof(chunk) : 256;
-		ssize_t n = pread(memfd, chunk, room < want ? room : want,
-				  (off_t)(addr + len));
-		char *nul;
-
-		if (n <= 0)
-			return -1;
-		nul = memchr(chunk, '\0', n);
-		if (nul)
-			n = nul - chunk + 1;
-		len += n;
-		if (len > max || len > *budget)
-			return -1;
-		if (varsym_env_scan_feed(s, chunk, n))
-			return 1;
-		if (nul) {
-			*budget -= len;
-			return 0;
-		}
-	}
+	return r < 0 ? 0 : r;
 }
 
-/* execve's envp array and its strings, through /proc/TID/mem. */
-static int scan_envp(int dirfd, const struct request *q,
-		     struct varsym_env_scan *s)
-{
-	size_t budget = VARSYM_ENV_MAX, i;
-	unsigned char ptrs[PTR_BATCH * 8];
-	uint64_t addr = q->envp;
-	int memfd, ret = 0;
-
-	memfd = openat(dirfd, "mem", O_RDONLY | O_CLOEXEC);
-	if (memfd < 0)
-		return errno == ENOENT || errno == ESRCH ? 0 : -EPERM;
-	for (;;) {
-		ssize_t n = pread(memfd, ptrs, PTR_BATCH * q->ptr_size,
-				  (off_t)addr);
-
-		if (n < (ssize_t)q->ptr_size)
-			break;
-		for (i = 0; i + q->ptr_size <= (size_t)n; i += q->ptr_size) {
-			uint64_t str;
-
-			if (budget < q->ptr_size)
-				goto out;
-			budget -= q->ptr_size;
-			if (q->ptr_size == 4) {
-				uint32_t p32;
-
-				memcpy(&p32, ptrs + i, 4);
-				str = p32;
-			} else {
-				memcpy(&str, ptrs + i, 8);
-			}
-			if (!str)
-				goto out;
-			ret = scan_string(memfd, str, &budget, s);
-			if (ret < 0)
-				varsym_env_scan_cut(s);
-			if (ret)
-				goto out;
-		}
-		addr += n - n % q->ptr_size;
-	}
-out:
-	close(memfd);
-	return 0;
-}
+static const struct varsym_mem_ops mem_ops = { .read = mem_read };
+static const struct varsym_mem_ops environ_ops = { .read = environ_read };
 
 static int64_t serve(int dirfd, const struct request *q, char *value)
 {
+	unsigned char ptrs[PTR_BATCH * 8];	/* pointers per pread */
+	char chunk[CHUNK];	/* a string's first 256 bytes, then a page */
 	struct varsym_env_scan s;
+	int fd;
+	struct varsym_mem m = {
+		.ctx = &fd,
+		.buf = chunk, .buf_size = sizeof(chunk),
+		.ptrs = ptrs, .ptrs_size = PTR_BATCH * q->ptr_size,
+		.page_size = sysconf(_SC_PAGESIZE),
+	};
 
 	if (q->name_len > VARSYM_NAME_MAX || q->size > VARSYM_PATH_MAX ||
 	    (q->ptr_size != 4 && q->ptr_size != 8))
 		return -EINVAL;
 	varsym_env_scan_init(&s, q->name, q->name_len, value, q->size);
-	if (q->source == VSFUSE_ENV_ENVP) {
-		if (scan_envp(dirfd, q, &s))
-			return -EPERM;
+	if (q->envp) {
+		m.ops = &mem_ops;
+		fd = openat(dirfd, "mem", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return errno == ENOENT || errno == ESRCH ?
+			       varsym_env_scan_result(&s) : -EPERM;
+		/* mem_read fails only with -EFAULT: the scan returns 0 */
+		varsym_scan_envp(&m, &s, q->envp, q->ptr_size);
 	} else {
-		scan_environ(dirfd, &s);
+		m.ops = &environ_ops;
+		fd = openat(dirfd, "environ", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return varsym_env_scan_result(&s);
+		/* its size is not known: a read of 0 ends it */
+		varsym_scan_area(&m, &s, 0, ULLONG_MAX);
 	}
+	close(fd);
 	return varsym_env_scan_result(&s);
 }
 
@@ -394,13 +321,13 @@ static int send_request(struct vsfuse_reader *r, const struct request *q,
 }
 
 ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
-			     const struct vsfuse_caller *c, const char *name,
-			     size_t name_len, char *buf, size_t size)
+			     const struct vsfuse_env_where *w,
+			     const char *name, size_t name_len, char *buf,
+			     size_t size)
 {
 	struct request q = {
-		.source = c->source,
-		.ptr_size = c->envp_ptr_size ? c->envp_ptr_size : 8,
-		.envp = c->envp,
+		.ptr_size = w->ptr_size ? w->ptr_size : 8,
+		.envp = w->envp,
 		.size = size > VARSYM_PATH_MAX ? VARSYM_PATH_MAX : size,
 		.name_len = name_len,
 	};
@@ -409,15 +336,15 @@ ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
 	ssize_t n;
 	int ms;
 
-	if (name_len > VARSYM_NAME_MAX || c->dirfd < 0)
+	if (name_len > VARSYM_NAME_MAX || w->dirfd < 0)
 		return -ENOENT;
-	ms = ms_left(c->deadline);
-	if (!ms || vsfuse_reader_stuck_for(c->owner))
+	ms = ms_left(w->deadline);
+	if (!ms || vsfuse_reader_stuck_for(w->owner))
 		return -ETIMEDOUT;
 	if (!r->pid && spawn(r))
 		return -ETIMEDOUT;	/* no reader: as if it were late */
 	memcpy(q.name, name, name_len);
-	if (send_request(r, &q, c->dirfd))
+	if (send_request(r, &q, w->dirfd))
 		goto late;
 	pfd.fd = r->sock;
 	if (poll(&pfd, 1, ms) != 1)
@@ -431,6 +358,6 @@ ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
 		memcpy(buf, rep.value, rep.result);
 	return rep.result;
 late:
-	give_up(r, c->owner);
+	give_up(r, w->owner);
 	return -ETIMEDOUT;
 }

@@ -7,9 +7,20 @@
 #define VSFUSE_READER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
-#include "caller.h"
+struct vsfuse_reader;
+
+/* Which environment of which thread a reader reads, and until when. */
+struct vsfuse_env_where {
+	int dirfd;			/* O_PATH /proc/TID */
+	uint64_t envp;			/* execve's envp; 0: environ */
+	unsigned int ptr_size;		/* envp's pointers: 4 or 8 */
+	uid_t owner;			/* a stuck reader counts against it */
+	const struct timespec *deadline;	/* CLOCK_MONOTONIC */
+};
 
 /*
  * A process that reads a caller's memory for us, killed when it
@@ -18,16 +29,17 @@
 int vsfuse_reader_new(struct vsfuse_reader **r);
 void vsfuse_reader_free(struct vsfuse_reader *r);
 /*
- * The value of a variable of c's environment (c->source: environ or
- * envp), as the core's getenv() returns it, or -EPERM when /proc/TID/mem
- * may not be read, -ETIMEDOUT when the reader missed c->deadline.
+ * The value of a variable of the environment w names, as the core's
+ * getenv() returns it, or -EPERM when /proc/TID/mem may not be read,
+ * -ETIMEDOUT when the reader missed w->deadline.
  */
 ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
-			     const struct vsfuse_caller *c, const char *name,
-			     size_t name_len, char *buf, size_t size);
+			     const struct vsfuse_env_where *w,
+			     const char *name, size_t name_len, char *buf,
+			     size_t size);
 /*
  * Whether a reader still runs that was given up on for a caller of owner
- * (vsfuse_caller.owner).
+ * (vsfuse_env_where.owner).
  */
 bool vsfuse_reader_stuck_for(uid_t owner);
 
