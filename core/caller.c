@@ -133,22 +133,6 @@ static int scan_string(const struct varsym_mem *m, struct varsym_env_scan *s,
 	}
 }
 
-/* One pointer of envp, in the machine's byte order; p may be unaligned. */
-static unsigned long long envp_entry(const unsigned char *p,
-				     unsigned int ptr_size)
-{
-	unsigned long long v8;
-	unsigned int v4;
-
-	/* __builtin_memcpy: see auxv_word() in process.c */
-	if (ptr_size == 4) {
-		__builtin_memcpy(&v4, p, sizeof(v4));
-		return v4;
-	}
-	__builtin_memcpy(&v8, p, sizeof(v8));
-	return v8;
-}
-
 /**
  * varsym_scan_envp - feed a scanner the strings of execve's envp
  * @m: the process's memory
@@ -185,7 +169,7 @@ int varsym_scan_envp(const struct varsym_mem *m, struct varsym_env_scan *s,
 			return 0;
 		for (i = 0; i + ptr_size <= (size_t)n; i += ptr_size) {
 			const unsigned char *p = m->ptrs;
-			unsigned long long str = envp_entry(p + i, ptr_size);
+			unsigned long long str = varsym_word_at(p + i, ptr_size);
 
 			if (budget < ptr_size)
 				return 0;

@@ -24,4 +24,25 @@ static inline void varsym_note(const struct varsym_caller *c,
 		c->note(c->ctx, name, len, from, value, value_len);
 }
 
+/*
+ * One 4- or 8-byte word of a caller's memory already copied to p, in the
+ * machine's byte order; p may be unaligned (auxv, envp pointers).
+ * __builtin_memcpy, not memcpy: the kernel's fortified memcpy adds checks
+ * under W=1 only, and the module make check tests (built with W=1) must be
+ * the very code DKMS builds (without).
+ */
+static inline unsigned long long varsym_word_at(const unsigned char *p,
+						size_t size)
+{
+	unsigned long long v8;
+	unsigned int v4;
+
+	if (size == 4) {
+		__builtin_memcpy(&v4, p, sizeof(v4));
+		return v4;
+	}
+	__builtin_memcpy(&v8, p, sizeof(v8));
+	return v8;
+}
+
 #endif /* VARSYM_INTERNAL_H */

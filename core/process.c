@@ -15,25 +15,6 @@
 #define AT_NULL_TYPE 0
 #define AT_SECURE_TYPE 23	/* the same number on every architecture */
 
-/*
- * One word of the vector, in the machine's byte order; p may be unaligned.
- * __builtin_memcpy, not memcpy: the kernel's fortified memcpy adds checks
- * under W=1 only, and the module make check tests (built with W=1) must be
- * the very code DKMS builds (without).
- */
-static unsigned long long auxv_word(const unsigned char *p, size_t word)
-{
-	unsigned long long v8;
-	unsigned int v4;
-
-	if (word == 4) {
-		__builtin_memcpy(&v4, p, sizeof(v4));
-		return v4;
-	}
-	__builtin_memcpy(&v8, p, sizeof(v8));
-	return v8;
-}
-
 int varsym_auxv_secure(const void *auxv, size_t len, size_t word)
 {
 	const unsigned char *p = auxv;
@@ -42,12 +23,12 @@ int varsym_auxv_secure(const void *auxv, size_t len, size_t word)
 	if (word != 4 && word != 8)
 		return -EINVAL;
 	for (i = 0; i + 2 * word <= len; i += 2 * word) {
-		unsigned long long type = auxv_word(p + i, word);
+		unsigned long long type = varsym_word_at(p + i, word);
 
 		if (type == AT_NULL_TYPE)
 			return 0;
 		if (type == AT_SECURE_TYPE)
-			return auxv_word(p + i + word, word) != 0;
+			return varsym_word_at(p + i + word, word) != 0;
 	}
 	return -EINVAL;		/* no AT_NULL: not a vector execve wrote */
 }

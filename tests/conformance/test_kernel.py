@@ -356,6 +356,18 @@ def compile_euid_reporter(path, label):
     os.chmod(path, 0o755)
 
 
+def interp_universes(public_dir):
+    """Directories good and evil, each with an interp saying which it is."""
+    dirs = []
+    for name, label in (("good", "real"), ("evil", "FAKE")):
+        d = os.path.join(public_dir, name)
+        os.mkdir(d)
+        os.chmod(d, 0o755)
+        compile_euid_reporter(os.path.join(d, "interp"), label)
+        dirs.append(d)
+    return dirs
+
+
 @pytest.fixture
 def misc_after_module():
     """binfmt_misc loaded after varsymfs (so inserted ahead of its
@@ -395,12 +407,7 @@ def test_observer_stays_ahead_of_binfmt_misc(varsymfs, build, public_dir,
     ordinary file's interpreter follows execve's envp, which it could not
     if binfmt_misc were still first (no watch: secure)."""
     entries, reinserted = misc_after_module
-    good, evil = (os.path.join(public_dir, n) for n in ("good", "evil"))
-    for d in (good, evil):
-        os.mkdir(d)
-        os.chmod(d, 0o755)
-    compile_euid_reporter(os.path.join(good, "interp"), "real")
-    compile_euid_reporter(os.path.join(evil, "interp"), "FAKE")
+    good, evil = interp_universes(public_dir)
     m = varsymfs(f"INTERP,default={good}")
     assert dmesg().count("observer re-inserted") == reinserted + 1, \
         "binfmt_misc went ahead of the observer, which did not notice"
@@ -430,12 +437,7 @@ def test_reinserted_observer_records_each_file_once(varsymfs, public_dir,
     filled the watch (six files, docs/SEMANTICS.md) and the last script's
     interpreter resolved as secure: it must follow execve's envp, once
     per file."""
-    good, evil = (os.path.join(public_dir, n) for n in ("good", "evil"))
-    for d in (good, evil):
-        os.mkdir(d)
-        os.chmod(d, 0o755)
-    compile_euid_reporter(os.path.join(good, "interp"), "real")
-    compile_euid_reporter(os.path.join(evil, "interp"), "FAKE")
+    good, evil = interp_universes(public_dir)
     m = varsymfs(f"INTERP,default={good}")
     interp = m.link + "/interp"
     for name in ("d", "c", "b", "a"):
