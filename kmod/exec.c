@@ -19,6 +19,10 @@
  * exits: a watch lives exactly as long as its execve, so memory follows
  * the execs in flight, whatever their number, and is charged to their
  * memory cgroup.  An execve fails only if those few bytes cannot be had.
+ * That task work also takes the kernel's own verdict, once
+ * begin_new_exec() has installed the credentials: an exec whose
+ * interpreter followed the caller and which came out privileged (a file
+ * made setuid meanwhile) is killed before it runs an instruction.
  *
  * The decision never depends on the system call's number or ABI: the
  * watch and the task's in_execve flag are the same for execve, execveat,
