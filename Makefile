@@ -32,15 +32,16 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wno-unused-parameter
 CPPFLAGS += -Icore -DVARSYM_VERSION='"$(VERSION)"'
-FUSE_CFLAGS = $(shell pkg-config --cflags fuse3)
-FUSE_LIBS = $(shell pkg-config --libs fuse3)
+FUSE_CFLAGS = $(shell pkg-config --cflags fuse3 libbpf) -I$(B)
+FUSE_LIBS = $(shell pkg-config --libs fuse3 libbpf)
 
 CORE_SRC := core/caller.c core/env.c core/options.c core/process.c \
 	core/resolve.c core/template.c
 CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
-	fuse/pool.c fuse/cache.c
-FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h fuse/cache.h
+	fuse/pool.c fuse/cache.c fuse/exec_hooks.c
+FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h \
+	fuse/cache.h fuse/exec_hooks.h $(B)/exec_hooks.skel.h
 
 .DEFAULT_GOAL := all
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \
@@ -104,6 +105,16 @@ module:
 $(B):
 	mkdir -p $@
 
+# The daemon's BPF program (fuse/exec_hooks.bpf.c): compiled by clang for
+# the BPF target, wrapped by bpftool into a header the daemon includes.
+BPF_CLANG ?= clang
+BPFTOOL ?= /usr/sbin/bpftool
+$(B)/exec_hooks.bpf.o: fuse/exec_hooks.bpf.c fuse/exec_hooks.h | $(B)
+	$(BPF_CLANG) -O2 -g -Wall -target bpf \
+		-I/usr/include/$(shell $(CC) -print-multiarch) -c -o $@ $<
+$(B)/exec_hooks.skel.h: $(B)/exec_hooks.bpf.o
+	$(BPFTOOL) gen skeleton $< name exec_hooks_bpf >$@.tmp && mv $@.tmp $@
+
 $(B)/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) $(LDFLAGS) -o $@ \
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
@@ -155,13 +166,14 @@ $(B)/test_core: $(CORE_SRC) $(CORE_HDR) tests/unit/test_core.c tests/unit/check.
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o $@ $(CORE_SRC) tests/unit/test_core.c
 
-# How the daemon reads /proc: its parsers, against recorded kernel stacks.
-DAEMON_PARSERS := fuse/caller.c fuse/reader.c
+# How the daemon reads /proc/TID/syscall, in every ABI.
+DAEMON_PARSERS := fuse/caller.c fuse/reader.c fuse/exec_hooks.c
 $(B)/test_daemon: $(CORE_SRC) $(CORE_HDR) $(DAEMON_PARSERS) fuse/caller.h fuse/reader.h \
-		tests/unit/test_daemon.c tests/unit/check.h | $(B)
-	$(CC) $(CPPFLAGS) -Ifuse $(CFLAGS) $(WARN) -fsanitize=address,undefined \
-		-fno-sanitize-recover=all -o $@ $(CORE_SRC) $(DAEMON_PARSERS) \
-		tests/unit/test_daemon.c
+		fuse/exec_hooks.h $(B)/exec_hooks.skel.h tests/unit/test_daemon.c \
+		tests/unit/check.h | $(B)
+	$(CC) $(CPPFLAGS) -Ifuse -I$(B) $(CFLAGS) $(WARN) \
+		-fsanitize=address,undefined -fno-sanitize-recover=all -o $@ \
+		$(CORE_SRC) $(DAEMON_PARSERS) tests/unit/test_daemon.c -lbpf
 
 $(B)/vsprobe: tests/helpers/vsprobe.c tools/errno_name.h | $(B)
 	$(CC) $(CFLAGS) $(WARN) -Itools -o $@ $< -lpthread
@@ -178,7 +190,7 @@ demo: deps-build
 
 unit: $(B)/test_core $(B)/test_daemon
 	$(B)/test_core
-	$(B)/test_daemon tests/unit/stacks
+	$(B)/test_daemon
 
 conformance: all $(TEST_BIN) $(B)/bench/varsymfs
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/conformance --impl=fuse
