@@ -143,6 +143,8 @@ struct varsym_opts {
  */
 #define VARSYM_XATTR_TEMPLATE "system.varsym_template"
 #define VARSYM_XATTR_OPTIONS "system.varsym_options"
+/* On a FUSE mount's links: how it tells the walks inside an execve apart. */
+#define VARSYM_XATTR_EXEC "system.varsym_exec"
 
 /* parse_one() returns this for an option that belongs to the mount layer. */
 #define VARSYM_OPT_FOREIGN 1

@@ -1,21 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * caller.c - who is asking: a FUSE request's thread, seen through /proc.
+ * caller.c - who is asking: a FUSE request's thread, seen through /proc
+ * and, on a mount serving every user, through the exec hooks' BPF program
+ * (exec_hooks.c).
  *
  * The kernel tells us the thread id of the caller.  Through /proc/TID we
  * learn whether it was started with AT_SECURE (auxv, in the program's own
- * word size, from stat), whether it is inside execve(2) in any ABI of the
- * machine (syscall) and, if so, which part of execve is walking (stack).
- * Those are kernel data: reading them never waits on the caller.  Its
- * environment, exec-time (environ) or execve's envp (mem), is its own
- * memory, which it can make block: reader.c reads that, under a deadline.
+ * word size, from stat) and whether it is inside execve(2) in any ABI of
+ * the machine (syscall, with execve's envp).  The BPF program tells which
+ * file an execve is at: none yet (the walk is the program's own path) or
+ * past a file, whose interpreter is walked; and whether any file so far
+ * gains privileges.  Its environment, exec-time (environ) or execve's envp
+ * (mem), is the caller's own memory, which it can make block: reader.c
+ * reads that, under a deadline.
  *
- * Failing closed (docs/SPEC.md, "Secure-exec processes"): on a mount that
- * serves other users, anything that cannot be told (an unreadable /proc
- * file, an unknown ABI, an unexpected stack, a caller still running at the
- * deadline) resolves as for a secure-exec process.  A mount that serves
- * only its owner cannot be on a privileged program's loader path, so there
- * doubt falls back to the caller's own environment.
+ * Three modes (docs/SECURITY.md, "Which walk is whose"):
+ *  - serving every user, with the BPF program: inside an execve, the
+ *    program's path and an unprivileged exec's interpreters follow the
+ *    execve rule; a privileged exec's interpreters are secure.  A walk
+ *    that followed the caller is recorded, and the kernel refuses that
+ *    exec if it turns out to gain privileges.  Where syscall cannot be
+ *    read (Yama's ptrace_scope 3), the exec-time environment decides.
+ *  - serving every user, without it: every walk inside an execve is
+ *    secure, and where syscall cannot be read, every walk is.
+ *  - serving only its owner: such a mount cannot be on a privileged
+ *    program's path (docs/SECURITY.md), so every walk follows the caller.
  *
  * Every file is opened relative to one O_PATH descriptor of /proc/TID, so
  * a thread that dies and whose id is reused half-way cannot mix two
@@ -196,81 +205,6 @@ static enum vsfuse_in syscall_of(int dirfd, unsigned int word, uint64_t *envp,
 	return in;
 }
 
-/* A frame's function name, without its offset or a compiler suffix. */
-static size_t frame_name(const char *line, const char **name)
-{
-	const char *p = strstr(line, "] "), *end;
-
-	if (!p)
-		return 0;
-	*name = p + 2;
-	end = *name + strcspn(*name, "+.\n ");
-	return end - *name;
-}
-
-static bool frame_is(const char *name, size_t len, const char *want)
-{
-	return len == strlen(want) && !memcmp(name, want, len);
-}
-
-/**
- * vsfuse_exec_phase - which part of execve a kernel stack is walking for
- * @stack: /proc/TID/stack, innermost frame first
- *
- * A walk opens a file through do_filp_open() (do_file_open() in 7.2 and
- * 7.3); inside execve the function that asked for it tells which file: the
- * program itself (bprm_execve on kernels before 6.8, alloc_bprm from 6.8,
- * or do_execveat_common if those are inlined), or an interpreter
- * (open_exec, or bprm_open_interpreter for an ELF loader from 7.3), whose
- * binary format handler (a load_*() function, always called through a
- * pointer and so always a frame) says whose: a script's #! interpreter
- * (load_script) or a loader put into the new program (anything else).
- * Whatever does not match these shapes is unknown, and resolves as secure.
- */
-enum vsfuse_phase vsfuse_exec_phase(const char *stack)
-{
-	const char *line, *next, *name;
-	bool walked = false;
-	size_t len;
-
-	for (line = stack; *line; line = next) {
-		next = line + strcspn(line, "\n");
-		if (*next)
-			next++;
-		len = frame_name(line, &name);
-		if (!len)
-			continue;
-		if (!walked) {
-			walked = frame_is(name, len, "do_filp_open") ||
-				 frame_is(name, len, "do_file_open");
-			continue;
-		}
-		if (frame_is(name, len, "do_open_execat") ||
-		    frame_is(name, len, "open_exec") ||
-		    frame_is(name, len, "bprm_open_interpreter"))
-			continue;
-		if (frame_is(name, len, "load_script"))
-			return VSFUSE_PHASE_SCRIPT;
-		if (len > 5 && !memcmp(name, "load_", 5))
-			return VSFUSE_PHASE_LOADER;
-		if (frame_is(name, len, "alloc_bprm") ||
-		    frame_is(name, len, "bprm_execve") ||
-		    frame_is(name, len, "do_execveat_common"))
-			return VSFUSE_PHASE_PROGRAM;
-		return VSFUSE_PHASE_UNKNOWN;
-	}
-	return VSFUSE_PHASE_UNKNOWN;
-}
-
-static enum vsfuse_phase exec_phase_of(int dirfd)
-{
-	char stack[8192];
-
-	if (read_small(dirfd, "stack", stack, sizeof(stack)) < 0)
-		return VSFUSE_PHASE_UNKNOWN;
-	return vsfuse_exec_phase(stack);
-}
-
 /* Doubt: secure on a mount serving others, else the caller's own. */
 static void in_doubt(struct vsfuse_caller *c, bool serves_others)
 {
@@ -279,12 +213,36 @@ static void in_doubt(struct vsfuse_caller *c, bool serves_others)
 		c->secure = true;
 }
 
-void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t tid,
-			bool serves_others, const struct timespec *deadline)
+/* Inside an execve, after its first exec hook: an interpreter's walk. */
+static void interpreter_walk(struct vsfuse_caller *c,
+			     const struct vsfuse_exec_state *s)
 {
+	if (s->flags & VSFUSE_EXEC_PRIVILEGED) {
+		c->secure = true;
+		return;
+	}
+	/* followed, it is recorded: the kernel refuses the exec if it gains */
+	c->exec = s->exec;
+	c->exec_checked = true;
+	c->exec_may_have_caps = s->flags & VSFUSE_EXEC_MAY_HAVE_CAPS;
+}
+
+bool vsfuse_caller_may_gain(const struct vsfuse_caller *c,
+			    struct vsfuse_exec_hooks *hooks, pid_t tid)
+{
+	return c->exec_may_have_caps &&
+	       vsfuse_exec_hooks_file_caps(hooks, tid, c->dirfd, c->exec);
+}
+
+void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t tid,
+			const struct vsfuse_exec_view *view,
+			const struct timespec *deadline)
+{
+	struct vsfuse_exec_state state;
 	unsigned int ptr_size = 0;
-	enum vsfuse_phase phase;
+	bool in_exec_hooks = false;
 	uint64_t envp = 0;
+	enum vsfuse_in in;
 	char name[32];
 	int secure;
 
@@ -305,19 +263,35 @@ void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t tid,
 		return;
 	}
 	c->source = VSFUSE_ENV_ENVIRON;
-	switch (syscall_of(c->dirfd, c->word, &envp, &ptr_size, deadline)) {
-	case VSFUSE_IN_OTHER:
+	in = syscall_of(c->dirfd, c->word, &envp, &ptr_size, deadline);
+	if (view->hooks)
+		in_exec_hooks = vsfuse_exec_hooks_state(view->hooks, tid,
+							&state) == 1;
+	switch (in) {
+	case VSFUSE_IN_OTHER:	/* a state left by a failed exec is stale */
 		return;
 	case VSFUSE_IN_EXECVE:
 		break;
-	default:		/* unreadable, unknown ABI, still running */
-		in_doubt(c, serves_others);
+	default:		/* unreadable (Yama's scope 3), still running */
+		if (view->hooks) {
+			/* the exec-time environment decides (SPEC 4.2) */
+			c->in_execve = in_exec_hooks;
+			if (in_exec_hooks)
+				interpreter_walk(c, &state);
+			return;
+		}
+		in_doubt(c, view->serves_others);
 		return;
 	}
 	c->in_execve = true;	/* the answer holds for this walk only */
-	phase = exec_phase_of(c->dirfd);
-	if (phase != VSFUSE_PHASE_PROGRAM && phase != VSFUSE_PHASE_SCRIPT &&
-	    serves_others) {
+	if (view->hooks) {
+		/* no hook yet: the program's own path */
+		if (in_exec_hooks)
+			interpreter_walk(c, &state);
+		if (c->secure)
+			return;
+	} else if (view->serves_others) {
+		/* which file is walked for cannot be told: every one secure */
 		c->secure = true;
 		return;
 	}

@@ -110,13 +110,16 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 {
 	struct vsfuse_caller caller;
 	struct varsym_caller c = { .getenv = vsfuse_getenv, .ctx = &caller };
+	struct vsfuse_exec_view view = {
+		.serves_others = fs->serves_others, .hooks = fs->hooks,
+	};
+	char secure_out[VARSYM_PATH_MAX];
 	struct timespec deadline;
-	ssize_t len;
+	ssize_t len, secure_len;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += REQUEST_BUDGET_S;
-	vsfuse_caller_open(&caller, fs->procfd, job->tid, fs->serves_others,
-			   &deadline);
+	vsfuse_caller_open(&caller, fs->procfd, job->tid, &view, &deadline);
 	caller.reader = thread_reader();
 	caller.uid = job->job.uid;
 	if (!caller.reader)
@@ -126,6 +129,25 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 	if (caller.timed_out) {
 		c.secure = caller.doubt = true;
 		len = compute(fs, job, &c, out, size);
+	}
+	/*
+	 * An exec's interpreter, answered from the caller's environment: if
+	 * that differs from the secure answer, the exec hooks must know it
+	 * before the caller does, or the answer is the secure one.
+	 */
+	if (caller.exec_checked && !c.secure) {
+		c.secure = true;
+		secure_len = compute(fs, job, &c, secure_out,
+				     sizeof(secure_out));
+		if ((secure_len != len || (len > 0 &&
+					   memcmp(secure_out, out, len))) &&
+		    (vsfuse_caller_may_gain(&caller, fs->hooks, job->tid) ||
+		     !vsfuse_exec_hooks_followed(fs->hooks, job->tid,
+						 caller.exec))) {
+			len = secure_len;
+			if (len > 0)
+				memcpy(out, secure_out, len + 1);
+		}
 	}
 	if (job->cache && !caller.in_execve && !caller.doubt &&
 	    caller.dirfd >= 0 && varsym_is_answer(len))
@@ -425,6 +447,8 @@ static void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	else if (ino != FUSE_ROOT_ID && !n->template &&
 		 !strcmp(name, VARSYM_XATTR_OPTIONS))
 		value = fs->options_text;
+	else if (ino != FUSE_ROOT_ID && !strcmp(name, VARSYM_XATTR_EXEC))
+		value = fs->exec_mode;
 	if (!value)
 		return reply_error(req, -ENODATA);
 	len = strlen(value);
@@ -440,7 +464,7 @@ static void vsfuse_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct vsfuse *fs = fuse_req_userdata(req);
 	const struct vsfuse_node *n = node_of(fs, ino);
-	const char *name;
+	char names[64];
 	size_t len;
 
 	if (ino == FUSE_ROOT_ID) {
@@ -449,14 +473,16 @@ static void vsfuse_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	}
 	if (!n)
 		return reply_error(req, -ESTALE);
-	name = n->template ? VARSYM_XATTR_TEMPLATE : VARSYM_XATTR_OPTIONS;
-	len = strlen(name) + 1;
+	/* NUL-separated, the last NUL counted */
+	len = snprintf(names, sizeof(names), "%s%c%s",
+		       n->template ? VARSYM_XATTR_TEMPLATE :
+		       VARSYM_XATTR_OPTIONS, '\0', VARSYM_XATTR_EXEC) + 1;
 	if (!size)
 		fuse_reply_xattr(req, len);
 	else if (size < len)
 		reply_error(req, -ERANGE);
 	else
-		fuse_reply_buf(req, name, len);
+		fuse_reply_buf(req, names, len);
 }
 
 static void vsfuse_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,

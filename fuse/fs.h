@@ -19,6 +19,8 @@ struct vsfuse {
 	char options_text[VARSYM_OPTS_TEXT_MAX];	/* as mountinfo shows them */
 	int procfd;		/* /proc, for the callers' /proc/TID */
 	bool serves_others;	/* allow_other: every user's processes */
+	struct vsfuse_exec_hooks *hooks;	/* the BPF program, or NULL */
+	char exec_mode[256];	/* how execve's walks are told apart */
 	struct vsfuse_cache *cache;	/* NULL: read /proc every time */
 	struct vsfuse_pool *pool;	/* when serves_others */
 	struct vsfuse_dir dir;

@@ -205,10 +205,10 @@ static int add_mount_options(struct fuse_args *args, struct vsfuse *fs,
 }
 
 /*
- * A mount that serves others must tell an execve from other calls, which
- * takes /proc/TID/syscall of its callers: Yama's ptrace_scope=3, an LSM
- * policy or a daemon without root may forbid it.  It still works, failing
- * closed (every process gets the default): say so once, at mount.
+ * Without the exec hooks, a mount that serves others tells an execve from
+ * other calls by /proc/TID/syscall of its callers: Yama's ptrace_scope=3,
+ * an LSM policy or a daemon without root may forbid it.  It still works,
+ * failing closed (every process gets the default): say so once, at mount.
  */
 static void warn_if_blind(int procfd)
 {
@@ -242,6 +242,34 @@ static void warn_if_blind(int procfd)
 		return;
 	fprintf(stderr, "varsymfs: cannot read other processes' /proc/PID/syscall (%s): every process will get the default (Yama ptrace_scope=3, an LSM, or not root; see varsymfs(8))\n",
 		strerror(err));
+}
+
+/*
+ * How walks inside an execve are told apart (caller.c): the exec hooks'
+ * BPF program where it loads, /proc alone where it cannot, and nothing
+ * needed on a mount that serves only its owner.  Said once, at mount,
+ * and by `varsym explain` (the links' system.varsym_exec).
+ */
+static void choose_exec_mode(struct vsfuse *fs)
+{
+	char why[160];
+
+	if (!fs->serves_others) {
+		snprintf(fs->exec_mode, sizeof(fs->exec_mode),
+			 "owner only: every walk follows the caller");
+		return;
+	}
+	fs->hooks = vsfuse_exec_hooks_load(why, sizeof(why));
+	if (fs->hooks) {
+		snprintf(fs->exec_mode, sizeof(fs->exec_mode),
+			 "exec hooks: the execve rule, privileged execs secure");
+		return;
+	}
+	snprintf(fs->exec_mode, sizeof(fs->exec_mode),
+		 "syscall only: every walk inside an execve secure (%s)", why);
+	fprintf(stderr, "varsymfs: no exec hooks (%s): every walk inside an execve will resolve as secure; see varsymfs(8)\n",
+		why);
+	warn_if_blind(fs->procfd);
 }
 
 /* Our options out of args, the rest left for libfuse; 0 or -1. */
@@ -314,8 +342,7 @@ int main(int argc, char *argv[])
 		perror("varsymfs: /proc");
 		goto out_free_opts;
 	}
-	if (fs.serves_others)
-		warn_if_blind(fs.procfd);
+	choose_exec_mode(&fs);
 	if (vsfuse_fs_init(&fs, geteuid(), getegid())) {
 		perror("varsymfs");
 		goto out_close_proc;
@@ -362,6 +389,7 @@ out_destroy_fs:
 	vsfuse_cache_free(fs.cache);
 	vsfuse_fs_destroy(&fs);
 out_close_proc:
+	vsfuse_exec_hooks_unload(fs.hooks);
 	close(fs.procfd);
 out_free_opts:
 	free(opts.mountpoint);

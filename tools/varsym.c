@@ -248,6 +248,23 @@ static int read_variant(int dirfd, const char *name, struct variant *v)
 	return read_variant_at(path, v);
 }
 
+/* A FUSE mount's way of telling execve's walks apart, when it says. */
+static void print_exec_mode(int dirfd, const char *name, int level)
+{
+	char path[64 + NAME_MAX], mode[256];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, name);
+	n = lgetxattr(path, VARSYM_XATTR_EXEC, mode, sizeof(mode) - 1);
+	if (n <= 0)
+		return;
+	mode[n] = '\0';
+	indent(level, DETAIL);
+	printf("exec      ");
+	put_bytes(mode, n);
+	printf("\n");
+}
+
 /* Mount options as the seed link gives them: "var=U,prefix=/u/". */
 static int parse_options(char *text, struct varsym_opts *o, char *msg,
 			 size_t size)
@@ -390,6 +407,7 @@ static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
 	printf(v->seed ? "options   " : "template  ");
 	put_bytes(v->text, v->len);
 	printf("\n");
+	print_exec_mode(dirfd, name, level);
 	if (bad) {
 		indent(level, DETAIL);
 		printf("cannot parse the options: %s\n", msg);

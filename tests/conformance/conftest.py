@@ -214,6 +214,47 @@ class Mount:
                 raise Failed(f"the daemon exited with status {status}: {err}")
 
 
+YAMA_SCOPE = "/proc/sys/kernel/yama/ptrace_scope"
+
+
+def yama_scope():
+    """Yama's ptrace_scope now, or None without Yama."""
+    try:
+        with open(YAMA_SCOPE) as f:
+            return int(f.read())
+    except FileNotFoundError:
+        return None
+
+
+def exec_mode(mount):
+    """How a mount tells the walks inside an execve apart (docs/SECURITY.md,
+    "Which walk is whose"): "kernel" for the module; for the FUSE program
+    what its links' system.varsym_exec starts with: "exec hooks" (its BPF
+    program), "syscall only" (none), or "owner only"."""
+    if mount.impl == "kernel":
+        return "kernel"
+    link = mount.link
+    if not os.path.lexists(link):
+        link = next(os.path.join(mount.dir, n) for n in os.listdir(mount.dir)
+                    if os.path.islink(os.path.join(mount.dir, n)))
+    text = os.getxattr(link, "system.varsym_exec", follow_symlinks=False)
+    return text.decode().split(":")[0]
+
+
+def execve_decides(mount):
+    """Whose environment a walk inside the execve of a program that gains
+    no privilege follows on mount (docs/SPEC.md section 4): "envp" (the
+    execve rule), "own" (the exec-time environment: the FUSE program's exec
+    hooks under Yama's ptrace_scope 3, which hides envp), or "default" (the
+    FUSE program without its exec hooks: every such walk is secure)."""
+    mode = exec_mode(mount)
+    if mode == "syscall only":
+        return "default"
+    if mode == "exec hooks" and yama_scope() == 3:
+        return "own"
+    return "envp"
+
+
 @pytest.fixture(scope="session")
 def impl(request):
     return request.config.getoption("--impl")

@@ -20,22 +20,23 @@ Cells:
                     resolves the program it is starting, the environment
                     passed to that execve decides")
   (b) loader        a program that gains no privilege, PT_INTERP through
-                    the link, envp LOADER=evil: the kernel runs the fake
-                    loader as the user; the FUSE daemon, which cannot tell
-                    which program is loading, resolves every ELF
-                    interpreter inside execve as secure: the real one
+                    the link, envp LOADER=evil: the fake loader runs, as
+                    the user
   (c) script        a #! script whose interpreter crosses the link: envp's
   (d) readlink      a 32-bit process readlink(2)s the link: its own value;
                     the same program setuid root, run by nobody: the default
 
-FUSE daemons here are run by root (they serve every user).  Under Yama
-(guests only; the host has none) the FUSE cells run under ptrace_scope 0, 1
-and 2, set and restored by the test; scope 3 cannot be undone until reboot,
-so scripts/check boots a guest with it set, and there the daemon cannot
-read /proc/PID/syscall, stack or mem of anyone: it cannot tell an execve
-from any other call, and every answer on its mount must be the default
-(documented fail-closed).  Which scopes run is chosen from the scope in
-force when the suite starts.
+FUSE daemons here are run by root (they serve every user).  With their exec
+hooks (a BPF program: the guests) they follow the execve rule as the module
+does; without them (this host, where BPF may not attach to LSM hooks) every
+walk inside an execve gives the default (conftest.execve_decides).  Under
+Yama (guests only; the host has none) the FUSE cells run under ptrace_scope
+0, 1 and 2, set and restored by the test; scope 3 cannot be undone until
+reboot, so scripts/check boots a guest with it set.  There the daemon
+cannot read /proc/PID/syscall or mem of anyone: with its exec hooks, the
+caller's exec-time environment decides where envp would (SPEC section 4);
+without them every answer is the default (documented fail-closed).  Which
+scopes run is chosen from the scope in force when the suite starts.
 """
 import os
 import shutil
@@ -44,7 +45,8 @@ import tempfile
 import pytest
 
 from attack import YAMA, abi_missing, gcc_program
-from conftest import needs_real_root, Failed, Mount, run
+from conftest import exec_mode, execve_decides, needs_real_root, Failed, \
+    Mount, run, yama_scope
 
 pytestmark = [pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root to make setuid programs"),
@@ -206,9 +208,16 @@ def expect(p, out, status, what):
                      f"command (as nobody): {p.cmd}\nstderr: {p.err.strip()}")
 
 
-def fail_closed(impl, yama):
-    """ptrace_scope 3: the root daemon sees no one; all answers default."""
-    return impl == "fuse" and yama == 3
+def chosen(m, this, other):
+    """Whose universe a walk inside the execve picks: envp chose this, the
+    caller's own environment other (conftest.execve_decides)."""
+    return {"envp": this, "own": other, "default": "dflt"}[execve_decides(m)]
+
+
+def blind(m):
+    """The FUSE program without exec hooks under Yama's ptrace_scope 3 can
+    read no one's /proc/PID/syscall: every answer is the default."""
+    return exec_mode(m) == "syscall only" and yama_scope() == 3
 
 
 @pytest.mark.parametrize("caller", CALLERS)
@@ -235,7 +244,7 @@ def test_envp_chooses_the_program(world, build, impl, caller, yama):
         need(build, caller)
     m = world.universe_mount
     for this, other in (("att", "ucb"), ("ucb", "att")):
-        want = "dflt" if fail_closed(impl, yama) else this
+        want = chosen(m, this, other)
         p = world.exec_as_nobody(
             caller, {"UNIVERSE": world.root[other]},
             [f"UNIVERSE={world.root[this]}"], m.dir, "resolve/bin/prog",
@@ -248,23 +257,24 @@ def test_envp_chooses_the_program(world, build, impl, caller, yama):
 @pytest.mark.parametrize("caller", CALLERS)
 def test_unprivileged_programs_loader(world, build, impl, caller, yama):
     """(b) A program that gains nothing, its loader behind the link, envp
-    LOADER=evil: the kernel follows envp (the fake loader runs as nobody);
-    the FUSE daemon cannot tell the program apart and gives the default."""
+    LOADER=evil: the execve rule (the fake loader runs as nobody), the
+    caller's own LOADER under ptrace_scope 3 with the FUSE program's exec
+    hooks, the real loader without them."""
     if caller not in ("execve", "execveat-dirfd", "execveat-empty"):
         need(build, caller)
     for own in (world.good, world.evil):
         p = world.exec_as_nobody(caller, {"LOADER": own},
                                  [f"LOADER={world.evil}"], world.dir,
                                  os.path.basename(world.plain))
-        if impl == "kernel":
+        loader = chosen(world.loader_mount, world.evil, own)
+        if loader == world.evil:
             expect(p, "FAKE-LOADER euid=65534\n", 42,
-                   f"{caller}: envp's loader (evil) should run, as nobody; "
+                   f"{caller}: the fake loader should run, as nobody; "
                    f"the caller's own LOADER was {os.path.basename(own)}")
         else:
             expect(p, "real euid=65534\n", 0,
-                   f"{caller}: the daemon resolves every ELF interpreter "
-                   "inside execve as secure: the real loader should run; "
-                   f"the caller's own LOADER was {os.path.basename(own)}")
+                   f"{caller}: the real loader should run; the caller's "
+                   f"own LOADER was {os.path.basename(own)}")
 
 
 @pytest.mark.parametrize("caller", CALLERS)
@@ -274,7 +284,7 @@ def test_envp_chooses_the_script_interpreter(world, build, impl, caller,
     if caller not in ("execve", "execveat-dirfd", "execveat-empty"):
         need(build, caller)
     for this, other in (("att", "ucb"), ("ucb", "att")):
-        want = "dflt" if fail_closed(impl, yama) else this
+        want = chosen(world.universe_mount, this, other)
         p = world.exec_as_nobody(
             caller, {"UNIVERSE": world.root[other]},
             [f"UNIVERSE={world.root[this]}"], world.dir, "script")
@@ -288,7 +298,7 @@ def test_32bit_readlink_own_environment(world, build, impl, abi, yama):
     """(d) A 32-bit process's own value (its auxv is 32-bit pairs)."""
     need(build, abi)
     m = world.universe_mount
-    want = world.root["dflt" if fail_closed(impl, yama) else "att"]
+    want = world.root["dflt" if blind(m) else "att"]
     p = run([os.path.join(build, f"vs32-{abi}"), "readlink", m.link],
             env={"UNIVERSE": world.root["att"]}, user="nobody")
     expect(p, f"ok {want}\n", 0,

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """docs/SPEC.md section 4: whose environment, and when."""
 import os
+import shutil
 import subprocess
 
 import pytest
 
-from conftest import Failed, run
+from conftest import execve_decides, Failed, run
 
 
 def test_exec_time_environment_not_setenv(varsymfs, probe):
@@ -46,29 +47,49 @@ def test_children_see_their_own(varsymfs, probe):
     assert p.out.strip() == "ok /parent"
 
 
-def test_exec_through_the_link(varsymfs, universes, probe):
+def binaries(universes, build):
+    """bin/exe in each universe: a program that prints the file the kernel
+    ran (a script's shell would walk the path again, for its own answer)."""
+    for root in universes.values():
+        shutil.copy(os.path.join(build, "vsattack"),
+                    os.path.join(root, "bin", "exe"))
+
+
+def test_exec_through_the_link(varsymfs, universes, build):
+    """The program's own path, walked inside execve: its envp (here also
+    the caller's own environment); without the FUSE program's exec hooks,
+    the default (here none: EACCES, as for a secure-exec process)."""
+    binaries(universes, build)
     m = varsymfs("UNIVERSE")
+    exe = os.path.join(m.link, "bin", "exe")
     for name, root in universes.items():
-        p = run([os.path.join(m.link, "bin", "prog"), "arg"],
-                env={"UNIVERSE": root})
-        assert p.returncode == 0, p.err
-        assert p.out == f"{name}-prog arg\n"
+        if execve_decides(m) == "default":
+            with pytest.raises(PermissionError):
+                run([exe, "exe"], env={"UNIVERSE": root})
+            continue
+        p = run([exe, "exe"], env={"UNIVERSE": root})
+        assert p.out == f"exe {root}/bin/exe\n", p.err
 
 
-def test_execve_rule_env_v_x_prog(varsymfs, universes):
-    """env UNIVERSE=att PROG runs att's PROG: execve's envp decides.
+def test_execve_rule_env_v_x_prog(varsymfs, universes, build):
+    """env UNIVERSE=ucb PROG runs ucb's PROG: execve's envp decides.
 
-    env(1) itself was started with UNIVERSE=ucb; only the envp it passes to
-    execve names att.
+    env(1) itself was started with UNIVERSE=att, the mount's default;
+    only the envp it passes to execve names ucb.
     """
+    binaries(universes, build)
+    m = varsymfs(f"UNIVERSE,default={universes['att']}")
+    exe = os.path.join(m.link, "bin", "exe")
+    want = {"envp": "ucb", "own": "att", "default": "att"}[execve_decides(m)]
+    p = run(["/usr/bin/env", f"UNIVERSE={universes['ucb']}", exe, "exe"],
+            env={"UNIVERSE": universes["att"]})
+    assert p.out == f"exe {universes[want]}/bin/exe\n", p.err
     m = varsymfs("UNIVERSE")
-    prog = os.path.join(m.link, "bin", "prog")
-    p = run(["/usr/bin/env", f"UNIVERSE={universes['att']}", prog],
+    exe = os.path.join(m.link, "bin", "exe")
+    p = run(["/usr/bin/env", "-u", "UNIVERSE", f"ATT={universes['att']}", exe],
             env={"UNIVERSE": universes["ucb"]})
-    assert p.out == "att-prog\n", p.err
-    p = run(["/usr/bin/env", "-u", "UNIVERSE", f"ATT={universes['att']}", prog],
-            env={"UNIVERSE": universes["ucb"]})
-    assert p.returncode != 0 and "prog" in p.err  # unset in envp: ENOENT
+    if execve_decides(m) != "own":   # unset in envp, or secure: no target
+        assert p.returncode != 0 and "exe" in p.err, p
 
 
 def test_execve_rule_script_interpreter(varsymfs, universes, public_dir):
@@ -83,11 +104,16 @@ def test_execve_rule_script_interpreter(varsymfs, universes, public_dir):
     with open(script, "w") as f:
         f.write(f"#!{m.link}/bin/interp\n")
     os.chmod(script, 0o755)
+    decides = execve_decides(m)
     for name, root in universes.items():
-        other = universes["ucb" if name == "att" else "att"]
+        other = "ucb" if name == "att" else "att"
         p = run(["/usr/bin/env", f"UNIVERSE={root}", script],
-                env={"UNIVERSE": other})
-        assert p.out == f"{name}-interp\n", p.err
+                env={"UNIVERSE": universes[other]})
+        if decides == "default":    # secure, and no default
+            assert p.returncode != 0, p
+            continue
+        want = name if decides == "envp" else other
+        assert p.out == f"{want}-interp\n", p.err
 
 
 def test_moved_environment(varsymfs, probe, impl):

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from attack import Bg, gcc_program
-from conftest import mounted_at, needs_real_root, run, wait_for
+from conftest import exec_mode, execve_decides, mounted_at, needs_real_root, \
+    run, wait_for
 
 pytestmark = [pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root to make setuid binaries"),
@@ -148,15 +149,16 @@ def test_setuid_program_loader_race(varsymfs, build, public_dir):
 
 
 def test_unprivileged_program_loader(varsymfs, build, public_dir, impl):
-    """The loader of an ordinary program: the kernel module knows the exec
-    gains no privilege and follows execve's envp; the FUSE program cannot
-    tell, so it always gives the default (docs/SEMANTICS.md)."""
+    """The loader of an ordinary program: the module, and the FUSE program
+    with its exec hooks, know the exec gains no privilege and follow
+    execve's envp; the FUSE program without them cannot tell, and gives the
+    default (docs/SECURITY.md, "Which walk is whose")."""
     roots = loader_universes(public_dir, build)
     m = varsymfs(f"LOADER,default={roots['good']}")
     exe = gcc_program(public_dir, m.link + "/ld.so", "plain-prog")
     p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe], env={},
             user="nobody")
-    if impl == "kernel":
+    if execve_decides(m) == "envp":
         assert p.out == "FAKE-LOADER euid=65534\n" and p.returncode == 42
     else:
         assert p.out.startswith("real euid="), (p.out, p.err)
@@ -172,7 +174,9 @@ def test_program_made_privileged_during_its_loader_walk(
     iproute2's does).  The kernel computes the credentials only later, in
     begin_new_exec(): the exec must then never run a single instruction of
     the user's loader.  The module kills it before it returns to user space;
-    the FUSE program never gives a loader walk the caller's answer."""
+    the FUSE program's exec hooks make the exec fail (EPERM) at the
+    credential hook; without them it never gives a loader walk the caller's
+    answer."""
     roots = loader_universes(public_dir, build)
     m = varsymfs(f"LOADER,default={roots['good']}")
     # the user's loader sits behind a link of their own FUSE mount whose
@@ -184,8 +188,9 @@ def test_program_made_privileged_during_its_loader_walk(
     bg = Bg(["/usr/bin/env", f"LOADER={late.dir}/late", exe], env={},
             user="nobody")
     try:
-        # the module follows the caller into their mount; the FUSE program
-        # gives a loader walk the default, so the exec may end first
+        # the module and the exec hooks follow the caller into their
+        # mount; without them the loader walk gets the default, and the
+        # exec may end first
         deadline = time.monotonic() + 30
         while not (reached := late.bg.find(lambda s: s == "slow late")) \
                 and bg.p.poll() is None and time.monotonic() < deadline:
@@ -198,10 +203,15 @@ def test_program_made_privileged_during_its_loader_walk(
     finally:
         bg.end()
     assert "FAKE-LOADER" not in bg.text(), bg.describe()
-    if m.impl == "kernel":
+    mode = exec_mode(m)
+    if mode != "syscall only":
         assert reached, "the loader walk never reached the user's " \
             "FUSE mount:\n" + bg.describe() + "\n" + late.bg.describe()
+    if mode == "kernel":
         assert status == -signal.SIGKILL, bg.describe()
+    elif mode == "exec hooks":
+        assert status != 0 and "Operation not permitted" in bg.describe(), \
+            bg.describe()
     else:
         assert not reached and status == 0 and \
             bg.text().startswith("real euid="), bg.describe()

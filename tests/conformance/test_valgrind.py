@@ -20,6 +20,8 @@ def daemon_under_valgrind(build, options, where, log):
     argv = ["valgrind", "--quiet", "--leak-check=full",
             "--errors-for-leak-kinds=definite,indirect",
             "--show-leak-kinds=definite,indirect", "--error-exitcode=99",
+            "--suppressions=" + os.path.join(os.path.dirname(__file__),
+                                             "libbpf.supp"),
             f"--log-file={log}", os.path.join(build, "varsymfs"), "-f"]
     argv += ["-o", options] if options else []
     p = subprocess.Popen(argv + ["none", where], stdin=subprocess.DEVNULL,

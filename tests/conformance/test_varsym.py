@@ -13,9 +13,22 @@ import types
 
 import pytest
 
-from conftest import run, sanitizer_of
+import conftest
+from conftest import exec_mode, sanitizer_of
 
 PATH = {"PATH": "/usr/bin:/bin"}
+EXEC_LINE = "    exec      "
+
+
+def run(argv, **kwargs):
+    """conftest.run, without the FUSE program's "exec" detail lines, which
+    the module has not: test_explain_shows_how_execs_are_told_apart checks
+    them."""
+    p = conftest.run(argv, **kwargs)
+    if len(argv) > 1 and argv[1] == "explain":
+        p.out = "".join(line for line in p.out.splitlines(keepends=True)
+                        if not line.lstrip(" ").startswith(EXEC_LINE.lstrip()))
+    return p
 PERL = "${PERL_VERSION:-5.22.1}"
 
 
@@ -367,3 +380,22 @@ def test_long_seed_options(varsym, varsymfs):
         detail(0, f"UNIVERSE = {default}   (unset or empty: the default)"),
         pad(1) + "d /",
         pad(1) + "x" * 99 + " - ENOENT: No such file or directory"]
+
+
+def test_explain_shows_how_execs_are_told_apart(varsym, varsymfs, root):
+    """A FUSE mount's links say how it tells the walks inside an execve
+    apart (system.varsym_exec), and explain prints it under the link: the
+    exec hooks, syscall only (with why), or owner only.  The module's links
+    have no such line: its rule is always the execve rule."""
+    m = varsymfs("A,default=/x")
+    p = conftest.run([varsym, "explain", m.link], env=PATH)
+    lines = [line for line in p.out.splitlines()
+             if line.startswith(detail(0, "exec "))]
+    mode = exec_mode(m)
+    if mode == "kernel":
+        assert lines == [], p.out
+    else:
+        want = os.getxattr(m.link, "system.varsym_exec",
+                           follow_symlinks=False).decode()
+        assert lines == [detail(0, "exec      " + want)], p.out
+        assert mode in ("exec hooks", "syscall only", "owner only"), want
