@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -55,6 +56,35 @@ static void say(char *why, size_t size, const char *step, int err)
 		 libbpf_said[0] ? "; " : "", libbpf_said);
 }
 
+/*
+ * Attached is not running: with "bpf" missing from the kernel's active LSMs
+ * (an lsm= boot option), the programs attach and are never called.  So an
+ * exec of our own (this program's --version) must have gone through them.
+ */
+static bool hooks_run(struct vsfuse_exec_hooks *h)
+{
+	volatile __u64 *count = &h->skel->bss->exec_count;
+	__u64 before = *count;
+	int status, null;
+	pid_t child;
+
+	child = fork();
+	if (child < 0)
+		return false;
+	if (child == 0) {
+		null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		execl("/proc/self/exe", "varsymfs", "--version", (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(child, &status, 0) != child)
+		return false;
+	return *count != before;
+}
+
 struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size)
 {
 	struct vsfuse_exec_hooks *h;
@@ -86,6 +116,10 @@ struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size)
 	err = exec_hooks_bpf__attach(h->skel);
 	if (err) {
 		say(why, size, "attaching to the LSM exec hooks", -err);
+		goto fail;
+	}
+	if (!hooks_run(h)) {
+		snprintf(why, size, "no exec hook ran for an exec of ours (is bpf among the kernel's active LSMs? see lsm= in kernel-parameters)");
 		goto fail;
 	}
 	h->state_fd = bpf_map__fd(h->skel->maps.exec_state);

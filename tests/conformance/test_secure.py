@@ -252,3 +252,64 @@ def test_no_false_warning_at_mount(impl, build, public_dir):
     err = daemon.stderr.read().decode(errors="replace")
     assert daemon.returncode == 0, err
     assert "cannot read other processes'" not in err, err
+
+
+def test_daemon_without_the_capability_fails_closed(impl, build, public_dir):
+    """A daemon that serves every user but may not load its exec hooks
+    (here: run by nobody, with allow_other, as /etc/fuse.conf's
+    user_allow_other permits) says so at mount, and resolves every walk it
+    cannot place as secure: a setuid-root program whose loader crosses its
+    mount gets the real loader, whatever nobody's environment says."""
+    if impl != "fuse":
+        pytest.skip("the FUSE daemon")
+    roots = loader_universes(public_dir, build)
+    where = tempfile.mkdtemp(prefix="mnt-", dir=public_dir)
+    os.chown(where, 65534, 65534)
+    if not os.path.exists("/etc/fuse.conf"):
+        pytest.skip("no /etc/fuse.conf to allow allow_other in")
+    # user_allow_other, in a file bound over /etc/fuse.conf for the test
+    # (the guests' /etc is read-only)
+    conf = os.path.join(public_dir, "fuse.conf")
+    with open("/etc/fuse.conf") as f, open(conf, "w") as g:
+        g.write(f.read() + "\nuser_allow_other\n")
+    sbin = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    run(["mount", "--bind", conf, "/etc/fuse.conf"], env=sbin, check=True)
+    # a guest has no udev to make /dev/fuse 0666
+    fuse_mode = os.stat("/dev/fuse").st_mode & 0o777
+    os.chmod("/dev/fuse", 0o666)
+    daemon = None
+    try:
+        daemon = subprocess.Popen(
+            ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+             "--clear-groups", "--", os.path.join(build, "varsymfs"), "-f",
+             "-o", f"LOADER,default={roots['good']},allow_other", "none",
+             where], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env={"PATH": "/usr/bin:/bin"})
+        wait_for(lambda: mounted_at(where) or daemon.poll() is not None,
+                 "nobody's mount")
+        assert mounted_at(where), daemon.stderr.read().decode()
+        link = os.path.join(where, "resolve")
+        mode = os.getxattr(link, "system.varsym_exec",
+                           follow_symlinks=False).decode()
+        assert mode.startswith("syscall only:"), mode
+        exe = gcc_program(public_dir, link + "/ld.so", "suid-prog")
+        os.chown(exe, 0, 0)
+        os.chmod(exe, 0o4755)
+        for own, envp in (({"LOADER": roots["evil"]}, []),
+                          ({}, [f"LOADER={roots['evil']}"])):
+            p = run(["/usr/bin/env"] + envp + [exe], env=own, user="nobody")
+            assert p.out == "real euid=0\n", (own, envp, p.out, p.err)
+    finally:
+        if mounted_at(where):
+            run(["umount", where], env={"PATH": "/usr/bin:/bin"}, check=True)
+        if daemon is not None:
+            try:
+                daemon.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+        os.chmod("/dev/fuse", fuse_mode)
+        run(["umount", "/etc/fuse.conf"], env=sbin, check=True)
+    err = daemon.stderr.read().decode(errors="replace")
+    assert daemon.returncode == 0, err
+    assert "no exec hooks (" in err, err
