@@ -210,7 +210,8 @@ check: deps-test deps-kmod deps-fuzz deps-package
 # of whatever Debian ships today, so a new kernel's breakage shows the day
 # it appears.
 check-kernels: deps-test
-	@if [ "$(NEWEST)" = 1 ]; then scripts/kernels newest $(KERNELS_LIST); fi
+	@if [ "$(NEWEST)" = 1 ]; then \
+		KERNELS_LIST=kernels.list scripts/kernels newest $(KERNELS_LIST); fi
 	@$(MAKE) --no-print-directory all $(TEST_BIN) kmod
 	@scripts/check kernels
 
