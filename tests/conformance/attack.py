@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 
-from conftest import Failed, run
+from conftest import Failed, run, YAMA  # noqa: F401 (YAMA: for the tests)
 
 NOBODY = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
           "--clear-groups", "--"]
@@ -26,7 +26,6 @@ SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 # about 1 s; this only decides how much of today's damage the message
 # measures).  VARSYMFS_ATTACK_WAIT=120 shows the whole of it.
 WAIT = float(os.environ.get("VARSYMFS_ATTACK_WAIT", "5"))
-YAMA = "/proc/sys/kernel/yama/ptrace_scope"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 

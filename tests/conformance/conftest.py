@@ -214,13 +214,13 @@ class Mount:
                 raise Failed(f"the daemon exited with status {status}: {err}")
 
 
-YAMA_SCOPE = "/proc/sys/kernel/yama/ptrace_scope"
+YAMA = "/proc/sys/kernel/yama/ptrace_scope"
 
 
 def yama_scope():
     """Yama's ptrace_scope now, or None without Yama."""
     try:
-        with open(YAMA_SCOPE) as f:
+        with open(YAMA) as f:
             return int(f.read())
     except FileNotFoundError:
         return None

@@ -56,18 +56,10 @@ CALLERS = ["execve", "execveat-dirfd", "execveat-empty", "int80", "i386",
            "x32"]
 
 
-def scope_now():
-    try:
-        with open(YAMA) as f:
-            return int(f.read())
-    except FileNotFoundError:
-        return None
-
-
 def pytest_generate_tests(metafunc):
     if "yama" not in metafunc.fixturenames:
         return
-    now = scope_now()
+    now = yama_scope()
     if metafunc.config.getoption("--impl") == "kernel" or now is None:
         scopes = [None]
     elif now == 3:
@@ -83,7 +75,7 @@ def pytest_generate_tests(metafunc):
 def yama(request):
     """Sets Yama's ptrace_scope for one test, and puts it back."""
     want = request.param
-    before = scope_now()
+    before = yama_scope()
     if want is not None and want != before:
         with open(YAMA, "w") as f:
             f.write(str(want))
