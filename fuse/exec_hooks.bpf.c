@@ -135,23 +135,16 @@ static struct vsfuse_exec_state *begin(struct linux_binprm *bprm)
 	return bpf_map_lookup_elem(&exec_state, &tid);
 }
 
-/* Forgets the exec whose new credentials are cred, wherever its tid is. */
-static void end(__u64 cred)
+/*
+ * Forgets tid's exec.  Only ever called by the thread that owns tid (or,
+ * for the tid a thread gave up when its exec took its leader's, right
+ * after): never while another thread's begin() may be writing that key.
+ */
+static void forget(__u32 tid)
 {
-	struct vsfuse_exec_state *s;
-	__u32 *tid = bpf_map_lookup_elem(&exec_tid, &cred);
-	__u32 key;
-
-	if (!tid)
-		return;
-	key = *tid;
-	bpf_map_delete_elem(&exec_tid, &cred);
-	s = bpf_map_lookup_elem(&exec_state, &key);
-	if (s && s->cred == cred) {
-		bpf_map_delete_elem(&exec_state, &key);
-		bpf_map_delete_elem(&exec_followed, &key);
-		bpf_map_delete_elem(&exec_file, &key);
-	}
+	bpf_map_delete_elem(&exec_state, &tid);
+	bpf_map_delete_elem(&exec_followed, &tid);
+	bpf_map_delete_elem(&exec_file, &tid);
 }
 
 SEC("lsm/bprm_creds_for_exec")
@@ -271,18 +264,45 @@ int BPF_PROG(exec_gets_creds, struct linux_binprm *bprm, struct file *file,
 	return 0;
 }
 
-/* Committed: the exec's walks are over (and its tid may have changed). */
+/*
+ * Committed: the exec's walks are over.  A thread that was not its
+ * process's leader now has the leader's tid: its record is under the tid
+ * it gave up, found by the exec's credentials.
+ */
 SEC("lsm/bprm_committing_creds")
 int BPF_PROG(exec_commits, struct linux_binprm *bprm)
 {
-	end((__u64)BPF_CORE_READ(bprm, cred));
+	__u64 cred = (__u64)BPF_CORE_READ(bprm, cred);
+	__u32 *was = bpf_map_lookup_elem(&exec_tid, &cred);
+	__u32 tid = current_tid();
+
+	if (was && *was != tid)
+		forget(*was);
+	forget(tid);
+	bpf_map_delete_elem(&exec_tid, &cred);
 	return 0;
 }
 
-/* A failed exec's new credentials are freed unused. */
+/*
+ * A failed exec's credentials are freed unused (in an RCU callback, on any
+ * CPU): only their key goes.  The record stays until the thread's next
+ * exec replaces it or the thread exits; meanwhile the daemon ignores it
+ * wherever /proc/TID/syscall shows the thread out of execve.  Deleting it
+ * here could race with that next exec's begin() and delete the new record.
+ */
 SEC("lsm/cred_free")
 int BPF_PROG(exec_cred_freed, struct cred *cred)
 {
-	end((__u64)cred);
+	__u64 key = (__u64)cred;
+
+	bpf_map_delete_elem(&exec_tid, &key);
+	return 0;
+}
+
+/* A thread exits: its record, if a failed exec left one, goes with it. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exec_thread_exits, void *task)
+{
+	forget(current_tid());
 	return 0;
 }
