@@ -264,12 +264,13 @@ void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t tid,
 	}
 	c->source = VSFUSE_ENV_ENVIRON;
 	in = syscall_of(c->dirfd, c->word, &envp, &ptr_size, deadline);
+	if (in == VSFUSE_IN_OTHER)	/* a state a failed exec left is stale */
+		return;
+	/* inside an execve, or cannot tell: then only, ask the exec hooks */
 	if (view->hooks)
 		in_exec_hooks = vsfuse_exec_hooks_state(view->hooks, tid,
 							&state) == 1;
 	switch (in) {
-	case VSFUSE_IN_OTHER:	/* a state left by a failed exec is stale */
-		return;
 	case VSFUSE_IN_EXECVE:
 		break;
 	default:		/* unreadable (Yama's scope 3), still running */
