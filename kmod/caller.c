@@ -203,14 +203,14 @@ int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 		c->core.secure = true;
 		return 0;
 	}
-	switch (varsymfs_exec_walk(rcu)) {
-	case VARSYMFS_EXEC_UNKNOWN:
-		return -ECHILD;
+	switch (varsymfs_exec_walk()) {
 	case VARSYMFS_EXEC_SECURE:
 		c->core.secure = true;
 		return 0;
-	case VARSYMFS_EXEC_PROGRAM:
 	case VARSYMFS_EXEC_INTERP:
+		c->exec_interp = true;
+		fallthrough;
+	case VARSYMFS_EXEC_PROGRAM:
 		/* execve's envp, if this ABI is known; else the area below */
 		if (in_execve_syscall(&c->envp))
 			goto envp;

@@ -10,6 +10,7 @@
 #define VARSYMFS_COMPAT_H
 
 #include <linux/fs.h>
+#include <linux/ftrace.h>
 #include <linux/version.h>
 
 /*
@@ -22,6 +23,35 @@
 #else
 #define varsymfs_idmap user_namespace
 #define VARSYMFS_NOP_IDMAP (&init_user_ns)
+#endif
+
+/* The idmap of the mount a file was opened on, for vfs_getxattr(). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define varsymfs_file_idmap file_mnt_idmap
+#else
+#define varsymfs_file_idmap file_mnt_user_ns
+#endif
+
+/*
+ * The first argument of a function an ftrace_ops callback is called for
+ * (exec.c).  6.12 has ftrace_regs_get_argument() on every architecture;
+ * before it, the registers are read whole, and only where the ops asks
+ * for them to be saved (FTRACE_OPS_FL_SAVE_REGS, which x86 offers).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define VARSYMFS_FTRACE_REGS 0
+static inline unsigned long varsymfs_ftrace_arg0(struct ftrace_regs *fregs)
+{
+	return ftrace_regs_get_argument(fregs, 0);
+}
+#else
+#define VARSYMFS_FTRACE_REGS FTRACE_OPS_FL_SAVE_REGS
+static inline unsigned long varsymfs_ftrace_arg0(struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+
+	return regs ? regs_get_kernel_argument(regs, 0) : 0;
+}
 #endif
 
 /* 6.6 gave generic_fillattr() the request mask. */

@@ -10,46 +10,45 @@
  * variant link there must not let the user choose what then runs with the
  * program's privileges.
  *
- * So varsymfs registers a binary format that loads nothing: first in the
- * list, it sees every file execve() is about to load (the program, then
- * each interpreter) before any handler opens that file's interpreter.  Its
- * first look opens a "watch" on the execve, which records whether any file
- * of it gains privileges, and returns -ENOEXEC so the real handlers go on.
- * A task work item ends the watch when the task returns to user space or
- * exits: a watch lives exactly as long as its execve, so memory follows
- * the execs in flight, whatever their number, and is charged to their
- * memory cgroup.  An execve fails only if those few bytes cannot be had.
- * That task work also takes the kernel's own verdict, once
- * begin_new_exec() has installed the credentials: an exec whose
- * interpreter followed the caller and which came out privileged (a file
- * made setuid meanwhile) is killed before it runs an instruction.
+ * The kernel calls its LSM hook security_bprm_check() for every file an
+ * execve is about to load, the program and then each interpreter, before
+ * that file's handler opens the next one: whatever the binary format, and
+ * whichever formats were registered first.  A loadable module cannot be an
+ * LSM, so varsymfs attaches to that function's entry with an ftrace_ops,
+ * the function tracer's interface that livepatch uses.  The ops is
+ * PERMANENT, so that nothing turns it off while the module is loaded
+ * (sysctl kernel.ftrace_enabled=0 fails with EBUSY); a kprobe there would
+ * be the same ftrace call site, but one that debugfs' kprobes/enabled or
+ * ftrace_enabled silences without telling anyone.
+ *
+ * The first file of an execve opens a "watch", which records whether any
+ * file of it gains privileges.  A task work item ends the watch when the
+ * task returns to user space or exits: a watch lives exactly as long as
+ * its execve, so memory follows the execs in flight, whatever their
+ * number, and is charged to their memory cgroup.  The hook runs in atomic
+ * context: if even an atomic allocation fails, the execve's task is killed
+ * before it runs anything, as it would be if the watch had said "secure"
+ * and nothing had followed.  The task work also takes the kernel's own
+ * verdict, once begin_new_exec() has installed the credentials: an exec
+ * whose interpreter followed the caller and which came out privileged (a
+ * file made setuid or given capabilities meanwhile) is killed before it
+ * runs an instruction.
  *
  * The decision never depends on the system call's number or ABI: the
  * watch and the task's in_execve flag are the same for execve, execveat,
- * the 32-bit entry and x32.  Whatever cannot be told for sure (a handler
- * registered ahead of the observer, no watch where one must be) resolves
- * as for a secure-exec process.
- *
- * Staying first: binfmt_misc inserts itself at the head of the list when
- * it loads.  The observer checks its place (its list node's predecessor is
- * the list head, whose address it learnt at load time with an anchor
- * registered at the tail) at each execve and each mount, and inserts a
- * fresh copy of itself ahead when it finds a handler before it.  Watches
- * opened before that are no longer trusted (first_observer).
+ * the 32-bit entry and x32.  Whatever cannot be told for sure (no hook, a
+ * walk inside execve with no watch where one must be) resolves as for a
+ * secure-exec process.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/binfmts.h>
 #include <linux/cred.h>
 #include <linux/file.h>
+#include <linux/ftrace.h>
 #include <linux/hash.h>
-#include <linux/kmod.h>
 #include <linux/list_bl.h>
-#ifdef VARSYMFS_WIDEN_INIT_WINDOW
-#include <linux/delay.h>
-#endif
 #include <linux/module.h>
-#include <linux/mutex.h>
 #include <linux/rculist_bl.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -60,23 +59,21 @@
 #include "varsymfs.h"
 
 #define WATCH_BITS 8
-#define OBSERVERS 4		/* copies of the observer, for re-insertion */
-#define EPOCH_UNTRUSTED UINT_MAX
 /* exec_binprm() follows 5 interpreters at most: a file each, and room */
 #define WATCH_FILES 6
 
 /*
- * One execve in flight, from the observer's first look to its return.
- * Set-id bits and an LSM's secureexec are seen at once; file capabilities,
- * an extended attribute that may take I/O to read, only when a walk
- * through a variant link asks (rarely): the watch keeps the files.
+ * One execve in flight, from the hook's first call to its return.  Set-id
+ * bits and an LSM's secureexec are seen at once; file capabilities, an
+ * extended attribute that may take I/O to read, only when a walk through a
+ * variant link would follow the caller to another answer than the secure
+ * one (rarely): the watch keeps the files.
  */
 struct exec_watch {
 	struct callback_head end;	/* the task work, then the RCU head */
 	struct hlist_bl_node node;	/* in watches[] */
 	const struct task_struct *task;	/* identity only, never dereferenced */
 	u64 exec_id;			/* the task's self_exec_id at the start */
-	unsigned int epoch;		/* first_observer() at the first look */
 	bool privileged;		/* a file of this execve gains privileges */
 	bool caps_checked;		/* files[] were looked at for capabilities */
 	bool chose_interp;		/* an interpreter followed the caller */
@@ -87,91 +84,33 @@ struct exec_watch {
 /*
  * Watches by task.  Each bucket's bit lock serialises insertion and
  * removal; lookups are RCU, and a watch is freed after a grace period.
- * Only its own task changes a watch's fields, so they need no lock.
+ * Only its own task changes a watch's fields once it is in the table.
  */
 static struct hlist_bl_head watches[1 << WATCH_BITS];
 
-static int observe_exec(struct linux_binprm *bprm);
-
-static int anchor_load(struct linux_binprm *bprm)
-{
-	return -ENOEXEC;
-}
-
-#define OBSERVER { .module = THIS_MODULE, .load_binary = observe_exec }
-
-static struct linux_binfmt observers[OBSERVERS] = {
-	OBSERVER, OBSERVER, OBSERVER, OBSERVER,
-};
-
-/* Marks the end of the format list, to find its head (see exec_init). */
-static struct linux_binfmt anchor = {
-	.module = THIS_MODULE,
-	.load_binary = anchor_load,
-};
-
+/* The hook is attached: without it every walk inside execve is secure. */
+static bool hooked;
 /*
- * observers_lock serialises re-insertion.  observers_used, how many copies
- * are in the list (the newest must be first), is read locklessly: it is
- * also the epoch of the watches (see first_observer).  formats_head is
- * written once at module load.
+ * Where the program's own path is walked inside execve (before 6.8), a
+ * walk with no watch is that one, once every execve in flight when the
+ * hook was attached has a watch of doubt (exec_init).  False if one could
+ * not be given.
  */
-static DEFINE_MUTEX(observers_lock);
-static unsigned int observers_used;
-static const struct list_head *formats_head;	/* set before the count */
-
-/*
- * Whether the newest observer is the first format in the list: its number
- * (1 for the one inserted at load), the epoch a watch opened now gets, or
- * EPOCH_UNTRUSTED.  A watch opened under another number may have missed a
- * file that a format ahead of its observer handled.  Reads the observer's
- * list node's predecessor without binfmt_lock, which is not ours: a
- * pointer compared, never followed, so a racing insertion only makes the
- * answer "not first".
- */
-static unsigned int first_observer(void)
-{
-	/* pairs with keep_ahead(): the copy counted is in the list */
-	unsigned int used = smp_load_acquire(&observers_used);
-	const struct list_head *prev;
-
-	if (!formats_head || !used)
-		return EPOCH_UNTRUSTED;
-	/* data_race(): insert_binfmt() writes it under binfmt_lock */
-	prev = data_race(READ_ONCE(observers[used - 1].lh.prev));
-	return prev == formats_head ? used : EPOCH_UNTRUSTED;
-}
-
-/* Puts a fresh observer ahead of whatever got ahead of ours. */
-static void keep_ahead(void)
-{
-	mutex_lock(&observers_lock);
-	if (first_observer() == EPOCH_UNTRUSTED && formats_head) {
-		if (observers_used == OBSERVERS) {
-			pr_warn_once("a binary format keeps registering ahead of the exec observer: walks inside execve resolve as secure-exec until the module is reloaded\n");
-		} else {
-			insert_binfmt(&observers[observers_used]);
-			/* pairs with first_observer(): in the list, then counted */
-			smp_store_release(&observers_used, observers_used + 1);
-			pr_info("a binary format was registered ahead of the exec observer: observer re-inserted at the head\n");
-		}
-	}
-	mutex_unlock(&observers_lock);
-}
+static bool program_rule = VARSYMFS_PROGRAM_OPENED_IN_EXECVE;
 
 static struct hlist_bl_head *bucket_of(const struct task_struct *task)
 {
 	return &watches[hash_ptr(task, WATCH_BITS)];
 }
 
-/* current's watch, or NULL; under rcu_read_lock(). */
-static struct exec_watch *current_watch(void)
+/* task's watch, or NULL; under rcu_read_lock() or the bucket's lock. */
+static struct exec_watch *watch_of(const struct task_struct *task)
 {
 	struct hlist_bl_node *pos;
 	struct exec_watch *w;
 
-	hlist_bl_for_each_entry_rcu(w, pos, bucket_of(current), node)
-		if (w->task == current)
+	hlist_bl_for_each_entry_rcu(w, pos, bucket_of(task), node)
+		if (w->task == task)
 			return w;
 	return NULL;
 }
@@ -222,7 +161,6 @@ static void end_watch(struct callback_head *head)
 {
 	struct exec_watch *w = container_of(head, struct exec_watch, end);
 	struct hlist_bl_head *b = bucket_of(w->task);
-
 	unsigned int i;
 
 	check_exec_result(w);
@@ -236,34 +174,39 @@ static void end_watch(struct callback_head *head)
 	module_put(THIS_MODULE);
 }
 
-/* Has it file capabilities?  An error other than "none" counts as some. */
-static bool has_caps(struct file *file)
+/*
+ * A new watch on task's execve, in the table, ended by a task work in
+ * task; or NULL.  Under task's bucket lock, with a module reference for
+ * the watch (its task work is this module's code).
+ */
+static struct exec_watch *new_watch(struct task_struct *task, bool doubt)
 {
-	struct inode *inode = file_inode(file);
+	struct exec_watch *w;
 
-	if (IS_NOSEC(inode))	/* known to have no security attribute */
-		return false;
-	switch (__vfs_getxattr(file->f_path.dentry, inode, XATTR_NAME_CAPS,
-			       NULL, 0)) {
-	case -ENODATA:
-	case -EOPNOTSUPP:
-		return false;
-	default:
-		return true;
+	w = kzalloc(sizeof(*w), GFP_ATOMIC | __GFP_ACCOUNT | __GFP_NOWARN);
+	if (!w)
+		return NULL;
+	w->task = task;
+	w->exec_id = READ_ONCE(task->self_exec_id);
+	w->privileged = doubt;
+	init_task_work(&w->end, end_watch);
+	/* fails only for a task that is exiting: its exec is over anyway */
+	if (task_work_add(task, &w->end, TWA_RESUME)) {
+		kfree(w);
+		return NULL;
 	}
+	hlist_bl_add_head_rcu(&w->node, bucket_of(task));
+	return w;
 }
 
 /* Notes one more file of the execve: current's own watch, no lock. */
 static void watch_file(struct exec_watch *w, struct linux_binprm *bprm)
 {
-	/* its capabilities only when a walk asks: watch_privileged() */
-	w->privileged |= bprm->secureexec ||
+	/* its capabilities only when a walk asks: exec_follow_caller() */
+	w->privileged |= !bprm || bprm->secureexec ||
 			 varsym_gains_privileges(file_inode(bprm->file)->i_mode,
 						 false);
 	if (w->privileged)
-		return;
-	/* each copy of the observer (keep_ahead) sees the same file */
-	if (w->nfiles && w->files[w->nfiles - 1] == bprm->file)
 		return;
 	if (w->nfiles == WATCH_FILES) {
 		w->privileged = true;	/* deeper than exec allows: doubt */
@@ -273,171 +216,203 @@ static void watch_file(struct exec_watch *w, struct linux_binprm *bprm)
 	w->caps_checked = false;
 }
 
-static int observe_exec(struct linux_binprm *bprm)
+/*
+ * The ftrace callback at the entry of security_bprm_check(bprm): execve
+ * is about to load bprm->file.  Atomic context; current is the task doing
+ * the execve.
+ */
+static void saw_exec_file(unsigned long ip, unsigned long parent_ip,
+			  struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
-	struct hlist_bl_head *b;
+	struct linux_binprm *bprm =
+		(struct linux_binprm *)varsymfs_ftrace_arg0(fregs);
+	struct hlist_bl_head *b = bucket_of(current);
 	struct exec_watch *w;
 
-	if (first_observer() == EPOCH_UNTRUSTED)
-		keep_ahead();
+	if (!current->in_execve)
+		return;
 	rcu_read_lock();
-	w = current_watch();
+	w = watch_of(current);
 	rcu_read_unlock();
-	if (w) {		/* an interpreter of this same execve */
-		watch_file(w, bprm);
-		if (first_observer() != w->epoch)
-			w->epoch = EPOCH_UNTRUSTED;
-		return -ENOEXEC;
+	if (!w) {
+		/* going: no mount of the module is left to walk */
+		if (!try_module_get(THIS_MODULE))
+			return;
+		hlist_bl_lock(b);
+		/* exec_init() may have given it a watch of doubt meanwhile */
+		w = watch_of(current);
+		if (w)
+			module_put(THIS_MODULE);	/* it holds its own */
+		else
+			w = new_watch(current, false);
+		hlist_bl_unlock(b);
+		if (!w) {
+			module_put(THIS_MODULE);
+			pr_warn_ratelimited("pid %d: killed: no memory to watch its execve\n",
+					    task_pid_nr(current));
+			force_sig(SIGKILL);	/* and secure until it dies */
+			return;
+		}
 	}
-	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
-	if (!w)
-		return -ENOMEM;
-	w->task = current;
-	w->exec_id = READ_ONCE(current->self_exec_id);
-	w->epoch = first_observer();
 	watch_file(w, bprm);
-	init_task_work(&w->end, end_watch);
-	/* fails only for a task that is exiting: its exec is over anyway */
-	if (task_work_add(current, &w->end, TWA_RESUME)) {
-		if (w->nfiles)
-			fput(w->files[0]);
-		kfree(w);
-		return -ESRCH;
-	}
-	__module_get(THIS_MODULE);	/* search_binary_handler holds one */
-	b = bucket_of(current);
-	hlist_bl_lock(b);
-	hlist_bl_add_head_rcu(&w->node, b);
-	hlist_bl_unlock(b);
-	return -ENOEXEC;
 }
 
-/*
- * Whether the watched execve gains privileges: its files' capabilities are
- * looked at once, by the task itself, in a context that may sleep.
- */
-static bool watch_privileged(struct exec_watch *w)
-{
-	unsigned int i;
+static struct ftrace_ops exec_hook = {
+	.func = saw_exec_file,
+	.flags = FTRACE_OPS_FL_PERMANENT | FTRACE_OPS_FL_RECURSION |
+		 VARSYMFS_FTRACE_REGS,
+};
 
-	if (w->privileged || w->caps_checked)
-		return w->privileged;
-	for (i = 0; i < w->nfiles && !w->privileged; i++)
-		w->privileged = has_caps(w->files[i]);
-	w->caps_checked = true;
-	return w->privileged;
+/* Has it file capabilities?  An error other than "none" counts as some. */
+static bool has_caps(struct file *file)
+{
+	switch (vfs_getxattr(varsymfs_file_idmap(file), file->f_path.dentry,
+			     XATTR_NAME_CAPS, NULL, 0)) {
+	case -ENODATA:
+	case -EOPNOTSUPP:
+		return false;
+	default:
+		return true;
+	}
 }
 
 /**
  * varsymfs_exec_walk - which part of an execve, if any, is walking
- * @rcu: in the RCU walk, where a file's capabilities cannot be read
  *
- * Tells the walks the exec observer can vouch for.  Walks it cannot see
- * (the program's own path on kernels that open it before setting
- * in_execve) come out as %VARSYMFS_EXEC_NONE; the caller tells those by
- * the system call in progress.
+ * Walks the hook cannot see (the program's own path on kernels that open
+ * it before setting in_execve) come out as %VARSYMFS_EXEC_NONE; the caller
+ * tells those by the system call in progress.
  *
- * Return: %VARSYMFS_EXEC_NONE outside any watched execve,
- * %VARSYMFS_EXEC_PROGRAM for the program's own path, %VARSYMFS_EXEC_INTERP
- * for an interpreter of an execve that gains no privilege,
- * %VARSYMFS_EXEC_SECURE for anything else inside execve: an interpreter of
- * a privileged program, or a walk the observer cannot vouch for; or, in
- * the RCU walk, %VARSYMFS_EXEC_UNKNOWN when that takes reading a file's
- * capabilities.
+ * Return: %VARSYMFS_EXEC_NONE outside any execve, %VARSYMFS_EXEC_PROGRAM
+ * for the program's own path, %VARSYMFS_EXEC_INTERP for an interpreter of
+ * an execve no file of which gains privileges by its mode so far (the
+ * caller must then ask varsymfs_exec_follow_caller() before following
+ * its environment to another answer), %VARSYMFS_EXEC_SECURE for anything
+ * else inside execve.
  */
-enum varsymfs_exec_walk varsymfs_exec_walk(bool rcu)
+enum varsymfs_exec_walk varsymfs_exec_walk(void)
 {
-	unsigned int epoch;
 	struct exec_watch *w;
+	bool privileged;
 
-	/* a watch outlives in_execve only until the return to user space */
 	if (!current->in_execve)
 		return VARSYMFS_EXEC_NONE;
-	epoch = first_observer();
-	/*
-	 * current's own watch: only current adds or ends it, so it cannot go
-	 * while current looks at it.
-	 */
+	if (!READ_ONCE(hooked))
+		return VARSYMFS_EXEC_SECURE;
+	/* current's own watch: only current ends it, not while it looks */
 	rcu_read_lock();
-	w = current_watch();
+	w = watch_of(current);
+	privileged = w && w->privileged;
 	rcu_read_unlock();
-	if (w) {
-		if (w->privileged || w->epoch != epoch ||
-		    epoch == EPOCH_UNTRUSTED)
-			return VARSYMFS_EXEC_SECURE;
-		if (rcu && !w->caps_checked && w->nfiles)
-			return VARSYMFS_EXEC_UNKNOWN;
-		if (watch_privileged(w))
-			return VARSYMFS_EXEC_SECURE;
-		/* the caller chooses: checked again once the exec is done */
-		w->chose_interp = true;
-		return VARSYMFS_EXEC_INTERP;
-	}
-	/*
-	 * No watch: before the observer's first look.  Where the program's
-	 * own path is opened after in_execve is set, that is this walk, if
-	 * no handler was ever ahead of the observer (one could be opening an
-	 * interpreter unseen); elsewhere nothing of the program is opened
-	 * yet, and nothing should walk.
-	 */
-	if (VARSYMFS_PROGRAM_OPENED_IN_EXECVE && epoch == 1)
-		return VARSYMFS_EXEC_PROGRAM;
-	return VARSYMFS_EXEC_SECURE;
+	if (w)
+		return privileged ? VARSYMFS_EXEC_SECURE : VARSYMFS_EXEC_INTERP;
+	/* a task the hook could not watch is killed: secure till it dies */
+	if (fatal_signal_pending(current) || !READ_ONCE(program_rule))
+		return VARSYMFS_EXEC_SECURE;
+	/* before the hook's first call: the program's own path is walking */
+	return VARSYMFS_EXEC_PROGRAM;
 }
 
-/* At mount: a handler may have got ahead since the last execve. */
-void varsymfs_exec_keep_ahead(void)
+/**
+ * varsymfs_exec_follow_caller - may an interpreter walk follow the caller?
+ * @rcu: in the RCU walk, where a file's capabilities cannot be read
+ *
+ * Asked only when following the caller's environment gives another answer
+ * than the secure one, in an execve that varsymfs_exec_walk() called
+ * %VARSYMFS_EXEC_INTERP.  Reads the capabilities of its files, once; if
+ * none, records that the caller chose, so that the kernel's verdict after
+ * begin_new_exec() is checked (check_exec_result).
+ *
+ * Return: 1 to follow the caller, 0 for the secure answer, or -ECHILD in
+ * the RCU walk when that takes reading an extended attribute.
+ */
+int varsymfs_exec_follow_caller(bool rcu)
 {
-	if (first_observer() == EPOCH_UNTRUSTED)
-		keep_ahead();
+	struct exec_watch *w;
+	unsigned int i;
+
+	rcu_read_lock();
+	w = watch_of(current);
+	rcu_read_unlock();
+	if (!w || w->privileged)
+		return 0;
+	if (!w->caps_checked) {
+		if (rcu)
+			return -ECHILD;
+		for (i = 0; i < w->nfiles && !w->privileged; i++)
+			w->privileged = has_caps(w->files[i]);
+		w->caps_checked = true;
+	}
+	if (w->privileged)
+		return 0;
+	w->chose_interp = true;	/* checked again once the exec is done */
+	return 1;
+}
+
+/*
+ * Before 6.8 a walk inside execve with no watch is the program's own
+ * path, unless its execve started before the hook was attached and so
+ * has no watch yet: each execve in flight now gets a watch of doubt.
+ */
+static void doubt_execs_in_flight(void)
+{
+	struct task_struct *p, *t;
+	struct hlist_bl_head *b;
+	bool missed = false;
+
+	rcu_read_lock();
+	for_each_process_thread(p, t) {
+		bool have, given = false;
+
+		/* set before the hook's first call, cleared after the last */
+		if (!data_race(!!t->in_execve) || !try_module_get(THIS_MODULE))
+			continue;
+		b = bucket_of(t);
+		hlist_bl_lock(b);
+		/* the hook may have been called for it since: then it has one */
+		have = watch_of(t);
+		if (!have)
+			given = new_watch(t, true);
+		hlist_bl_unlock(b);
+		if (given)
+			continue;	/* the watch keeps the reference */
+		module_put(THIS_MODULE);
+		missed |= !have && !(t->flags & PF_EXITING);
+	}
+	rcu_read_unlock();
+	if (missed) {
+		WRITE_ONCE(program_rule, false);
+		pr_warn("no memory to watch the execs in flight: the program's own path resolves as secure-exec inside execve until the module is reloaded\n");
+	}
 }
 
 int varsymfs_exec_init(void)
 {
-	/*
-	 * binfmt_misc inserts itself at the head of the list when it loads,
-	 * and any user can make the kernel load it (a rootless mount of it
-	 * fails, but only after the load).  Loaded first, it stays behind
-	 * the observer; a failure here only leaves that to keep_ahead().
-	 */
-	if (IS_MODULE(CONFIG_BINFMT_MISC))
-		request_module("binfmt_misc");
-	/*
-	 * An execve on another CPU may reach the observer as soon as it is
-	 * inserted, before it is counted: keep_ahead() must wait for the
-	 * count, or it would insert observers[0] a second time.
-	 */
-	mutex_lock(&observers_lock);
-	register_binfmt(&anchor);
-	insert_binfmt(&observers[0]);
-	/*
-	 * The list is circular: between the anchor, just added at its tail,
-	 * and the observer, just added at its head, the one node is the head
-	 * itself.  If they do not agree, a handler registered meanwhile: the
-	 * observer never counts as first, and walks inside execve resolve as
-	 * secure-exec.
-	 */
-	if (READ_ONCE(anchor.lh.next) == READ_ONCE(observers[0].lh.prev))
-		formats_head = anchor.lh.next;
-	else
-		pr_warn("cannot find the head of the binary formats: walks inside execve resolve as secure-exec\n");
-#ifdef VARSYMFS_WIDEN_INIT_WINDOW
-	/* the tests' build (scripts/build-kmod): execs land in the window */
-	msleep(VARSYMFS_WIDEN_INIT_WINDOW);
-#endif
-	/* pairs with first_observer(): formats_head, then the count */
-	smp_store_release(&observers_used, 1);
-	mutex_unlock(&observers_lock);
+	int ret;
+
+	ret = ftrace_set_filter(&exec_hook, "security_bprm_check",
+				strlen("security_bprm_check"), 1);
+	if (!ret)
+		ret = register_ftrace_function(&exec_hook);
+	if (ret) {
+		pr_warn("cannot attach to security_bprm_check (%d): every walk inside execve resolves as secure-exec\n",
+			ret);
+		ftrace_free_filter(&exec_hook);
+		return 0;
+	}
+	if (VARSYMFS_PROGRAM_OPENED_IN_EXECVE)
+		doubt_execs_in_flight();
+	WRITE_ONCE(hooked, true);
 	return 0;
 }
 
 void varsymfs_exec_exit(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < observers_used; i++)
-		unregister_binfmt(&observers[i]);
-	unregister_binfmt(&anchor);
+	if (READ_ONCE(hooked)) {
+		/* waits for callbacks still running */
+		unregister_ftrace_function(&exec_hook);
+		ftrace_free_filter(&exec_hook);
+	}
 	/*
 	 * No watch is left (each held a module reference), but the task
 	 * that ended the last one may still be in end_watch() after its

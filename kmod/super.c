@@ -298,7 +298,6 @@ static int varsymfs_get_tree(struct fs_context *fc)
 
 	if (ret)
 		return ret;
-	varsymfs_exec_keep_ahead();
 	return get_tree_nodev(fc, varsymfs_fill_super);
 }
 
@@ -395,6 +394,4 @@ MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Variant symbolic links: targets chosen by the caller's environment");
 MODULE_AUTHOR("The varsymfs authors");
 MODULE_ALIAS_FS("varsymfs");
-/* loaded first, binfmt_misc stays behind the exec observer (exec.c) */
-MODULE_SOFTDEP("pre: binfmt_misc");
 MODULE_VERSION(VARSYM_VERSION);

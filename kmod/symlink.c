@@ -29,6 +29,43 @@ static ssize_t compute(struct inode *inode, struct varsymfs_caller *c,
 				  target, PATH_MAX);
 }
 
+/*
+ * An interpreter walk of an execve that gains no privilege by its files'
+ * modes: n (the caller's answer, in target) stands only if it is the
+ * secure answer too, or if exec.c, told that the caller chooses, agrees
+ * (the files' capabilities); else target becomes the secure answer.  The
+ * same rule as the FUSE daemon's (docs/SECURITY.md).
+ */
+static ssize_t interp_answer(struct inode *inode, struct varsymfs_caller *c,
+			     char *target, ssize_t n, gfp_t gfp)
+{
+	struct varsymfs_caller secure = { .core = { .secure = true } };
+	ssize_t m;
+	int follow;
+	char *alt;
+
+	if (!varsym_is_answer(n))	/* -EINTR, -ECHILD: nothing chosen */
+		return n;
+	alt = kmalloc(PATH_MAX, gfp);
+	if (!alt)
+		return c->rcu ? -ECHILD : -ENOMEM;
+	m = compute(inode, &secure, alt);
+	if (m == n && (n < 0 || !memcmp(alt, target, n))) {
+		kfree(alt);
+		return n;
+	}
+	follow = varsymfs_exec_follow_caller(c->rcu);
+	if (follow < 0) {
+		n = follow;
+	} else if (!follow) {
+		n = m;
+		if (m >= 0)
+			memcpy(target, alt, m + 1);
+	}
+	kfree(alt);
+	return n;
+}
+
 static u64 link_id(struct inode *inode)
 {
 	const struct varsymfs_template *t = varsymfs_template_of(inode);
@@ -76,6 +113,8 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 	if (!target)
 		return ERR_PTR(rcu ? -ECHILD : -ENOMEM);
 	n = compute(inode, &c, target);
+	if (c.exec_interp)
+		n = interp_answer(inode, &c, target, n, gfp);
 	if (cacheable && varsym_is_answer(n))
 		varsymfs_cache_put(&key, n >= 0 ? target : NULL,
 				   n >= 0 ? 0 : n, gfp);

@@ -84,6 +84,8 @@ struct varsymfs_caller {
 	enum varsymfs_env_source source;
 	struct varsymfs_envp envp;
 	unsigned long env_start, env_end;
+	/* an interpreter walk: exec.c must agree before the caller chooses */
+	bool exec_interp;
 };
 
 int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu);
@@ -115,16 +117,15 @@ void varsymfs_cache_exit(void);
 
 /* exec.c: what execve(2) is loading */
 enum varsymfs_exec_walk {
-	VARSYMFS_EXEC_NONE,	/* outside any execve the observer watches */
+	VARSYMFS_EXEC_NONE,	/* outside any execve the hook watches */
 	VARSYMFS_EXEC_PROGRAM,	/* the program's own path: execve's envp */
-	VARSYMFS_EXEC_INTERP,	/* an interpreter, no privilege gained: envp */
+	VARSYMFS_EXEC_INTERP,	/* an interpreter, no privilege seen: envp */
 	VARSYMFS_EXEC_SECURE,	/* a privileged exec's interpreter, or doubt */
-	VARSYMFS_EXEC_UNKNOWN,	/* RCU walk: only ref-walk can tell */
 };
 
 int varsymfs_exec_init(void);
 void varsymfs_exec_exit(void);
-void varsymfs_exec_keep_ahead(void);
-enum varsymfs_exec_walk varsymfs_exec_walk(bool rcu);
+enum varsymfs_exec_walk varsymfs_exec_walk(void);
+int varsymfs_exec_follow_caller(bool rcu);
 
 #endif /* VARSYMFS_H */

@@ -32,7 +32,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def detach(path):
     """umount2(path, MNT_DETACH), without exec'ing anything: when every
-    execve fails (the observer's table full), umount(8) could not run."""
+    execve fails (the exec hook's table full), umount(8) could not run."""
     if _libc.umount2(os.fsencode(path), 2) != 0:
         e = ctypes.get_errno()
         if e not in (errno.EINVAL, errno.ENOENT):

@@ -153,7 +153,7 @@ def judge_root(root, waited_from, ended_at, what, attacker, extra=""):
     return took
 
 
-# ---- K1: the exec observer's table ----------------------------------------
+# ---- K1: the exec hook's watches -------------------------------------------
 
 def test_k1_execs_in_flight_do_not_stop_roots_execs(impl, build, stall,
                                                     public_dir):

@@ -114,7 +114,7 @@ def named(symbols, objects):
 
 def test_nothing_left_allocated(varsymfs, probe, slab_traces):
     """After both modes were used and unmounted, the module's only new live
-    objects are cached answers (bounded by the table): the exec observer's
+    objects are cached answers (bounded by the table): the exec hook's
     watches are all gone; after rmmod, nothing.
 
     Addresses, not names, are compared with a count taken before: stack
@@ -153,12 +153,17 @@ def test_nothing_left_allocated(varsymfs, probe, slab_traces):
                  env={"T": "/tmp"}) == "ok 300"
     tm.stop()
 
-    def within(name):
-        start = symbols[name]
-        end = min([a for a in symbols.values() if a > start] + [high])
-        return lambda a: start <= a < end
+    def within(*names):
+        ranges = []
+        for name in filter(symbols.__contains__, names):
+            start = symbols[name]
+            end = min([a for a in symbols.values() if a > start] + [high])
+            ranges.append((start, end))
+        return lambda a: any(start <= a < end for start, end in ranges)
 
-    in_put, in_watch = within("varsymfs_cache_put"), within("observe_exec")
+    # a watch is allocated in new_watch(), wherever the compiler put it
+    in_put = within("varsymfs_cache_put")
+    in_watch = within("new_watch", "saw_exec_file", "doubt_execs_in_flight")
     watches = lambda objects: sum(n for a, n in objects.items()
                                   if in_watch(a))
     # every exec's watch ends when the exec returns; its memory comes back
@@ -276,13 +281,12 @@ def test_nobody_autoloading_binfmt_misc_keeps_the_execve_rule(
         varsymfs, public_dir):
     """docs/SECURITY.md, "unprivileged module autoload": any user can make
     the kernel load binfmt_misc (a rootless mount of it fails, after the
-    load).  Loaded after the module, it went ahead of the exec observer,
-    and before Linux 6.8 every program's own path on the machine then
-    resolved as secure until the module was reloaded.  The module loads
-    binfmt_misc before it inserts its observer, so that load comes too
-    late to change anything: a program's own path keeps following execve's
-    envp, for root as for nobody."""
-    reinserted = dmesg().count("observer re-inserted")
+    load).  When the module watched execve from the list of binary
+    formats, that load put binfmt_misc ahead of it, and before Linux 6.8
+    every program's own path on the machine then resolved as secure.  The
+    exec hook is on security_bprm_check(), which no format comes before: a
+    program's own path keeps following execve's envp, for root as for
+    nobody."""
     target = os.path.join(public_dir, "x")
     os.mkdir(target)
     run(["unshare", "-Urm", "mount", "-t", "binfmt_misc", "none", target],
@@ -299,45 +303,55 @@ def test_nobody_autoloading_binfmt_misc_keeps_the_execve_rule(
         p = run(["/usr/bin/env", f"UNIVERSE={public_dir}/att",
                  m.link + "/prog"], env={}, user=user)
         assert p.out == "att\n", (user, p.out, p.err)
-    assert dmesg().count("observer re-inserted") == reinserted, \
-        "binfmt_misc went ahead of the observer"
 
 
-def test_execs_during_module_load(public_dir):
-    """docs/SECURITY.md: any user can load the module (a rootless mount).
-    An execve on another CPU between the exec observer's insertion and its
-    count at load once made keep_ahead() insert the observer a second
-    time: a list_add BUG with binfmt_lock held, and every later exec
-    spinning.  The tests' build (scripts/build-kmod) widens that window to
-    500 ms; execs run through it on the other CPU; the module must insert
-    its observer once, and execs go on."""
-    widened = os.path.join(os.path.dirname(module_path()), "widened",
-                           "varsymfs.ko")
-    if not os.path.exists(widened):
-        pytest.skip(f"no {widened} (scripts/build-kmod builds it)")
-    if run(["rmmod", "varsymfs"], env=SBIN).returncode:
-        pytest.skip("varsymfs is in use: cannot load it again")
-    reinserted = dmesg().count("observer re-inserted")
-    execs = subprocess.Popen(
-        ["/bin/sh", "-c", "i=0; while [ $i -lt 400 ]; do /bin/true; "
+def exec_loop(count=400):
+    """A shell running /bin/true count times, then printing done."""
+    return subprocess.Popen(
+        ["/bin/sh", "-c", f"i=0; while [ $i -lt {count} ]; do /bin/true; "
          "i=$((i + 1)); done; echo done"],
         stdout=subprocess.PIPE, env=SBIN)
+
+
+def finish(execs):
+    """Waits for exec_loop(); it must have run every exec."""
     try:
-        time.sleep(0.2)         # the loop is under way
-        run(["insmod", widened], env=SBIN, check=True)
         out, _ = execs.communicate(timeout=300)
         assert out == b"done\n" and execs.returncode == 0
-        assert run(["/bin/true"]).returncode == 0
-        assert dmesg().count("observer re-inserted") == reinserted
     finally:
         if execs.poll() is None:
             execs.kill()
             execs.wait()
-        run(["rmmod", "varsymfs"], env=SBIN)
+
+
+def reload_module(before=None):
+    """Unloads varsymfs, runs before(), loads it again; skips if in use."""
+    if run(["rmmod", "varsymfs"], env=SBIN).returncode:
+        pytest.skip("varsymfs is in use: cannot load it again")
+    try:
+        if before:
+            before()
+    finally:
         run(["insmod", module_path()], env=SBIN, check=True)
 
 
-# The exec observer against binfmt_misc loaded after the module.
+def test_execs_during_module_load(public_dir):
+    """docs/SECURITY.md: any user can load the module (a rootless mount).
+    The module attaches its exec hook while execs run on the other CPU
+    (each of which may be anywhere in its execve then): every exec goes on,
+    and the kernel logs no problem (vm-run fails the guest on any)."""
+    if run(["rmmod", "varsymfs"], env=SBIN).returncode:
+        pytest.skip("varsymfs is in use: cannot load it again")
+    execs = exec_loop()
+    try:
+        time.sleep(0.2)         # the loop is under way
+        run(["insmod", module_path()], env=SBIN, check=True)
+    finally:
+        finish(execs)
+    assert run(["/bin/true"]).returncode == 0
+    assert "cannot attach" not in dmesg()
+
+
 MISC = "/proc/sys/fs/binfmt_misc"
 
 
@@ -368,52 +382,66 @@ def interp_universes(public_dir):
     return dirs
 
 
-@pytest.fixture
-def misc_after_module():
-    """binfmt_misc loaded after varsymfs (so inserted ahead of its
-    observer) and mounted; put back as it was afterwards.  Yields the
-    entries to remove and the count of re-insertions logged before."""
-    reinserted = dmesg().count("observer re-inserted")
+def load_misc():
+    run(["modprobe", "binfmt_misc"], env=SBIN, check=True)
+    run(["mount", "-t", "binfmt_misc", "none", MISC], env=SBIN, check=True)
+
+
+def unload_misc():
+    if mounted_at(MISC) is not None:
+        run(["umount", MISC], env=SBIN, check=True)
+    if os.path.exists("/sys/module/binfmt_misc") and \
+            run(["rmmod", "binfmt_misc"], env=SBIN).returncode:
+        pytest.skip("binfmt_misc is in use: cannot load it again")
+
+
+@pytest.fixture(params=["after", "before", "reloaded"])
+def misc_loaded(request):
+    """binfmt_misc, mounted, loaded after varsymfs, before it, or unloaded
+    and loaded again while execs run; put back as it was afterwards.
+    Yields the list of entries to remove."""
     was_loaded = os.path.exists("/sys/module/binfmt_misc")
     was_mounted = mounted_at(MISC) is not None
-    if was_mounted:
-        run(["umount", MISC], env=SBIN, check=True)
-    if was_loaded:
-        if run(["rmmod", "binfmt_misc"], env=SBIN).returncode:
-            pytest.skip("binfmt_misc is in use: cannot load it again")
-    if run(["modprobe", "binfmt_misc"], env=SBIN).returncode:
+    if run(["modinfo", "binfmt_misc"], env=SBIN).returncode and \
+            not was_loaded:
         pytest.skip("no binfmt_misc module in this kernel")
-    run(["mount", "-t", "binfmt_misc", "none", MISC], env=SBIN, check=True)
+    unload_misc()
+    if request.param == "before":
+        reload_module(load_misc)
+    else:
+        load_misc()
+    if request.param == "reloaded":
+        execs = exec_loop()
+        try:
+            unload_misc()
+            load_misc()
+        finally:
+            finish(execs)
     entries = []
-    yield entries, reinserted
+    yield entries
     for name in entries:
         with open(f"{MISC}/{name}", "w") as f:
             f.write("-1")
-    run(["umount", MISC], env=SBIN)
-    if not was_loaded:
-        run(["rmmod", "binfmt_misc"], env=SBIN)
+    unload_misc()
+    if was_loaded:
+        run(["modprobe", "binfmt_misc"], env=SBIN)
     if was_mounted:
         run(["mount", "-t", "binfmt_misc", "none", MISC], env=SBIN)
 
 
-def test_observer_stays_ahead_of_binfmt_misc(varsymfs, build, public_dir,
-                                            misc_after_module):
-    """docs/SPEC.md section 5: binfmt_misc loaded after the module sits ahead of its exec
-    observer, and would open an interpreter before the observer saw the
-    file.  The module checks its place at each mount and execve, and
-    inserts itself ahead again (walks it cannot vouch for meanwhile resolve
-    as secure).  Then the user's interpreter never runs with a setuid
-    file's credentials (the C flag takes them from the file), and an
-    ordinary file's interpreter follows execve's envp, which it could not
-    if binfmt_misc were still first (no watch: secure)."""
-    entries, reinserted = misc_after_module
+def test_binfmt_misc_changes_no_answer(varsymfs, build, public_dir,
+                                       misc_loaded):
+    """docs/SPEC.md section 5, issue 19: binfmt_misc loaded after the
+    module, before it, or reloaded while execs run.  The user's interpreter
+    never runs with a setuid file's credentials (the C flag takes them from
+    the file), an ordinary file's interpreter follows execve's envp, and a
+    program's own path follows it too: the answers of a module with no
+    binfmt_misc at all."""
     good, evil = interp_universes(public_dir)
     m = varsymfs(f"INTERP,default={good}")
-    assert dmesg().count("observer re-inserted") == reinserted + 1, \
-        "binfmt_misc went ahead of the observer, which did not notice"
     with open(f"{MISC}/register", "w") as f:
         f.write(f":vstest:E::vstest::{m.link}/interp:C")
-    entries.append("vstest")
+    misc_loaded.append("vstest")
     setuid = os.path.join(public_dir, "s.vstest")
     plain = os.path.join(public_dir, "p.vstest")
     for path, mode in ((setuid, 0o4755), (plain, 0o755)):
@@ -427,16 +455,17 @@ def test_observer_stays_ahead_of_binfmt_misc(varsymfs, build, public_dir,
         assert p.out == "real euid=0\n", (p.out, p.err)
         p = run([plain], env=env, user="nobody")
         assert p.out == "FAKE euid=65534\n", (p.out, p.err)
+        p = run([m.link + "/interp"], env=env, user="nobody")
+        assert p.out == "FAKE euid=65534\n", (p.out, p.err)
 
 
-def test_reinserted_observer_records_each_file_once(varsymfs, public_dir,
-                                                    misc_after_module):
-    """With binfmt_misc loaded after the module, two copies of its exec
-    observer are in the list, and each sees every file of an execve.  A
-    file seen twice was recorded twice, so a chain of four #! scripts
-    filled the watch (six files, docs/SEMANTICS.md) and the last script's
-    interpreter resolved as secure: it must follow execve's envp, once
-    per file."""
+def test_a_chain_of_scripts_follows_envp_at_each_interpreter(
+        varsymfs, public_dir):
+    """A chain of four #! scripts: each file of the execve is recorded
+    once (the watch holds six, docs/SEMANTICS.md), and the last script's
+    interpreter follows execve's envp.  When the module watched from the
+    list of formats, binfmt_misc loaded after it made each file count
+    twice, and the interpreter resolved as secure."""
     good, evil = interp_universes(public_dir)
     m = varsymfs(f"INTERP,default={good}")
     interp = m.link + "/interp"
@@ -449,3 +478,99 @@ def test_reinserted_observer_records_each_file_once(varsymfs, public_dir,
     p = run([interp], env={"INTERP": evil}, user="nobody")
     assert p.out == "FAKE euid=65534\n", (p.out, p.err)
 
+
+FTRACE_ENABLED = "/proc/sys/kernel/ftrace_enabled"
+KPROBES_ENABLED = "/sys/kernel/debug/kprobes/enabled"
+
+
+def write_sysctl(path, value):
+    """Writes value to path; the errno on failure, or 0."""
+    try:
+        with open(path, "w") as f:
+            f.write(value)
+    except OSError as e:
+        return e.errno
+    return 0
+
+
+def exec_answers(m, public_dir, build, roots):
+    """(setuid program's output, program's own path's output) for nobody
+    with LOADER and INTERP set to the evil universe."""
+    from test_secure import gcc_program
+    exe = gcc_program(public_dir, m.link + "/ld.so", "suid-prog")
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o4755)
+    setuid = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe], env={},
+                 user="nobody")
+    own = run(["/usr/bin/env", f"LOADER={roots['evil']}", m.link + "/ld.so"],
+              env={}, user="nobody")
+    return setuid.out, own.out + own.err
+
+
+def test_the_exec_hook_cannot_be_switched_off(varsymfs, build, public_dir):
+    """docs/SECURITY.md: root's global switches of the function tracer
+    (sysctl kernel.ftrace_enabled, debugfs' kprobes/enabled) would silence
+    a kprobe without telling the module, which would then take a setuid
+    program's loader walk for a program's own.  The module's ftrace_ops is
+    PERMANENT: ftrace_enabled=0 is refused with EBUSY, kprobes/enabled does
+    not touch it, and the setuid program's loader stays the real one."""
+    from test_secure import loader_universes
+    if not os.path.exists(FTRACE_ENABLED):
+        pytest.skip("no function tracer in this kernel")
+    roots = loader_universes(public_dir, build)
+    m = varsymfs(f"LOADER,default={roots['good']}")
+    # refused: EBUSY for a PERMANENT ops; 7.x refuses the switch outright
+    assert write_sysctl(FTRACE_ENABLED, "0") in (errno.EBUSY,
+                                                  errno.EOPNOTSUPP)
+    with open(FTRACE_ENABLED) as f:
+        assert f.read().strip() == "1"
+    if not os.path.exists(KPROBES_ENABLED):
+        run(["mount", "-t", "debugfs", "none", "/sys/kernel/debug"],
+            env=SBIN)
+    switched = os.path.exists(KPROBES_ENABLED) and \
+        write_sysctl(KPROBES_ENABLED, "0") == 0
+    try:
+        setuid, own = exec_answers(m, public_dir, build, roots)
+        assert setuid == "real euid=0\n", setuid
+        assert "FAKE" in own, own     # the program's own path: envp
+    finally:
+        if switched:
+            write_sysctl(KPROBES_ENABLED, "1")
+
+
+def test_no_exec_hook_fails_closed(varsymfs, build, public_dir):
+    """Where the hook cannot be attached (here: loaded while
+    ftrace_enabled=0, which refuses PERMANENT ops), the module says so and
+    every walk inside an execve resolves as secure: the setuid program's
+    loader is the real one, and so is the default's answer for a program's
+    own path (the execve rule is lost, never the loader rule)."""
+    from test_secure import loader_universes
+    if not os.path.exists(FTRACE_ENABLED):
+        pytest.skip("no function tracer in this kernel")
+    log = dmesg()
+
+    def without_ftrace():
+        err = write_sysctl(FTRACE_ENABLED, "0")
+        if err == errno.EOPNOTSUPP:
+            pytest.skip("this kernel refuses ftrace_enabled=0 outright: "
+                        "no way to make the hook fail to attach")
+        assert err == 0
+    m = None
+    try:
+        reload_module(without_ftrace)
+        assert write_sysctl(FTRACE_ENABLED, "1") == 0
+        assert "cannot attach to security_bprm_check" in dmesg()[len(log):]
+        roots = loader_universes(public_dir, build)
+        m = varsymfs(f"LOADER,default={roots['good']}")
+        setuid, own = exec_answers(m, public_dir, build, roots)
+        assert setuid == "real euid=0\n", setuid
+        # the default's loader, run as a program: it prints its usage
+        assert "FAKE" not in own, own
+    finally:
+        write_sysctl(FTRACE_ENABLED, "1")
+        if m:
+            m.stop()
+        run(["rmmod", "varsymfs"], env=SBIN)
+        run(["insmod", module_path()], env=SBIN, check=True)
+    # loaded again with the tracer on, it attached: no second message
+    assert dmesg()[len(log):].count("cannot attach") == 1
