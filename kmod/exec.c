@@ -388,10 +388,12 @@ static void doubt_execs_in_flight(void)
 
 int varsymfs_exec_init(void)
 {
+	/* writable: ftrace_set_filter() parses the pattern in place */
+	char hooked_function[] = "security_bprm_check";
 	int ret;
 
-	ret = ftrace_set_filter(&exec_hook, "security_bprm_check",
-				strlen("security_bprm_check"), 1);
+	ret = ftrace_set_filter(&exec_hook, hooked_function,
+				strlen(hooked_function), 1);
 	if (!ret)
 		ret = register_ftrace_function(&exec_hook);
 	if (ret) {
