@@ -581,3 +581,50 @@ def test_no_exec_hook_fails_closed(varsymfs, build, public_dir):
         run(["insmod", module_path()], env=SBIN, check=True)
     # loaded again with the tracer on, it attached: no second message
     assert dmesg()[len(log):].count("cannot attach") == 1
+
+
+def test_exec_in_flight_at_module_load_keeps_the_real_loader(
+        build, public_dir, stall):
+    """docs/SECURITY.md: any user can load the module, and a setuid
+    program's execve may be anywhere when it loads.  Here nobody's exec of
+    a setuid-root program passes security_bprm_check() with no module
+    loaded, and its loader's walk (PT_INTERP, through nobody's own slow
+    FUSE link) reaches a varsymfs mount made while it waited.  Before 6.8
+    a walk inside execve with no watch is taken for the program's own
+    path: without the watch of doubt the module gives execs in flight at
+    load, LOADER in nobody's envp chose the loader that ran as root
+    (FAKE-LOADER euid=0 on 6.1).  The slow link in PT_INTERP is the test's
+    way to hold the exec there for seconds; on a real setuid program the
+    window is the time between its two exec steps, which a user can only
+    widen (evicting its pages from the cache, for one)."""
+    from attack import Bg
+    from test_secure import gcc_program, loader_universes
+    roots = loader_universes(public_dir, build)
+    vmnt = os.path.join(public_dir, "vm")
+    os.mkdir(vmnt)
+    st = stall(slow=[f"go:{vmnt}/resolve/ld.so:4000"])
+    exe = gcc_program(public_dir, os.path.join(st.dir, "go"), "suid-prog")
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o4755)
+    if run(["rmmod", "varsymfs"], env=SBIN).returncode:
+        pytest.skip("varsymfs is in use: cannot load it again")
+    prog = None
+    try:
+        prog = Bg(["/usr/bin/env", f"LOADER={roots['evil']}", exe],
+                  env={}, user="nobody")
+        # the exec waits in the slow LOOKUP of its loader's path
+        assert st.bg.wait_line(lambda s: s == "slow go", 15), \
+            st.bg.describe()
+        run(["insmod", module_path()], env=SBIN, check=True)
+        run(["mount", "-t", "varsymfs", "-o",
+             f"LOADER,default={roots['good']}", "none", vmnt],
+            env=SBIN, check=True)
+        assert prog.wait(60) is not None, prog.describe()
+        assert prog.text() == "real euid=0", prog.describe()
+    finally:
+        if prog and prog.p.poll() is None:
+            prog.end()
+        if mounted_at(vmnt):
+            run(["umount", vmnt], env=SBIN)
+        if not os.path.exists("/sys/module/varsymfs"):
+            run(["insmod", module_path()], env=SBIN, check=True)
