@@ -602,7 +602,8 @@ def test_exec_in_flight_at_module_load_keeps_the_real_loader(
     roots = loader_universes(public_dir, build)
     vmnt = os.path.join(public_dir, "vm")
     os.mkdir(vmnt)
-    st = stall(slow=[f"go:{vmnt}/resolve/ld.so:4000"])
+    # 10 s: room for insmod and mount under TCG on a loaded machine
+    st = stall(slow=[f"go:{vmnt}/resolve/ld.so:10000"])
     exe = gcc_program(public_dir, os.path.join(st.dir, "go"), "suid-prog")
     os.chown(exe, 0, 0)
     os.chmod(exe, 0o4755)
