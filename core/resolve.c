@@ -64,6 +64,12 @@ ssize_t varsym_resolve_seed(const struct varsym_opts *o,
 	return plen + o->dflt_len;
 }
 
+bool varsym_same_result(ssize_t a, const char *out_a, ssize_t b,
+			const char *out_b)
+{
+	return a == b && (a <= 0 || !memcmp(out_a, out_b, a));
+}
+
 bool varsym_is_answer(ssize_t result)
 {
 	return result >= 0 || result == -ENOENT || result == -EACCES ||

@@ -221,6 +221,13 @@ int varsym_template_check(const char *tmpl, size_t len);
  * above.  Any other error (a fault, a fatal signal, no memory) is not.
  */
 bool varsym_is_answer(ssize_t result);
+/*
+ * Whether two results of varsym_link_target(), a and b with their targets
+ * out_a and out_b, are the same: the same length and bytes, or the same
+ * errno.  An interpreter walk's caller answer against the secure one.
+ */
+bool varsym_same_result(ssize_t a, const char *out_a, ssize_t b,
+			const char *out_b);
 
 /*
  * AT_SECURE of an auxiliary vector of len bytes whose words are word bytes

@@ -139,8 +139,7 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 		c.secure = true;
 		secure_len = compute(fs, job, &c, secure_out,
 				     sizeof(secure_out));
-		if ((secure_len != len || (len > 0 &&
-					   memcmp(secure_out, out, len))) &&
+		if (!varsym_same_result(len, out, secure_len, secure_out) &&
 		    (vsfuse_caller_may_gain(&caller, fs->hooks, job->tid) ||
 		     !vsfuse_exec_hooks_followed(fs->hooks, job->tid,
 						 caller.exec))) {

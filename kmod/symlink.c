@@ -50,7 +50,7 @@ static ssize_t interp_answer(struct inode *inode, struct varsymfs_caller *c,
 	if (!alt)
 		return c->rcu ? -ECHILD : -ENOMEM;
 	m = compute(inode, &secure, alt);
-	if (m == n && (n < 0 || !memcmp(alt, target, n))) {
+	if (varsym_same_result(n, target, m, alt)) {
 		kfree(alt);
 		return n;
 	}

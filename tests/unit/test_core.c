@@ -699,6 +699,17 @@ static void test_is_answer(void)
 		      rows[i].answer);
 }
 
+static void test_same_result(void)
+{
+	check(varsym_same_result(4, "/att", 4, "/att"), "same target");
+	check(!varsym_same_result(4, "/att", 4, "/ucb"), "same length, other bytes");
+	check(!varsym_same_result(4, "/att", 5, "/att2"), "other length");
+	check(varsym_same_result(0, "", 0, "x"), "two empty targets");
+	check(varsym_same_result(-EACCES, "a", -EACCES, "b"), "the same errno");
+	check(!varsym_same_result(-EACCES, NULL, -ENOENT, NULL), "other errnos");
+	check(!varsym_same_result(0, "", -ENOENT, NULL), "empty against ENOENT");
+}
+
 /* ---- the caller model: scans of a process's memory, as both hosts ---- */
 
 #define PG 4096UL
@@ -1282,6 +1293,7 @@ int main(void)
 	test_limits();
 	test_auxv();
 	test_is_answer();
+	test_same_result();
 	test_scans();
 	test_execve_calls();
 	test_word_size();
