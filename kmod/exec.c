@@ -52,6 +52,7 @@
 #include <linux/rculist_bl.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/xattr.h>
@@ -256,6 +257,13 @@ static void saw_exec_file(unsigned long ip, unsigned long parent_ip,
 	}
 	watch_file(w, bprm);
 }
+
+/*
+ * saw_exec_file() takes the traced function's first argument for its
+ * bprm: a kernel that changed the prototype must not build this module.
+ */
+static_assert(__same_type(&security_bprm_check,
+			  int (*)(struct linux_binprm *)));
 
 static struct ftrace_ops exec_hook = {
 	.func = saw_exec_file,
