@@ -37,7 +37,8 @@ FUSE_LIBS = $(shell pkg-config --libs fuse3 libbpf)
 
 CORE_SRC := core/caller.c core/env.c core/options.c core/process.c \
 	core/resolve.c core/template.c
-CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h
+CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h \
+	core/execve_nrs.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
 	fuse/pool.c fuse/cache.c fuse/exec_hooks.c
 FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h \
@@ -109,8 +110,12 @@ $(B):
 # the BPF target, wrapped by bpftool into a header the daemon includes.
 BPF_CLANG ?= clang
 BPFTOOL ?= /usr/sbin/bpftool
-$(B)/exec_hooks.bpf.o: fuse/exec_hooks.bpf.c fuse/exec_hooks.h | $(B)
-	$(BPF_CLANG) -O2 -g -Wall -target bpf \
+# -mcpu=v3: compare-and-swap (Linux 5.12+).
+BPF_ARCH := $(shell $(CC) -dumpmachine | sed 's/-.*//; s/x86_64/x86/; s/aarch64/arm64/')
+$(B)/exec_hooks.bpf.o: fuse/exec_hooks.bpf.c fuse/exec_hooks.h \
+		core/execve_nrs.h | $(B)
+	$(BPF_CLANG) -O2 -g -Wall -target bpf -mcpu=v3 \
+		-D__TARGET_ARCH_$(BPF_ARCH) \
 		-I/usr/include/$(shell $(CC) -print-multiarch) -c -o $@ $<
 $(B)/exec_hooks.skel.h: $(B)/exec_hooks.bpf.o
 	$(BPFTOOL) gen skeleton $< name exec_hooks_bpf >$@.tmp && mv $@.tmp $@

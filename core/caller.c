@@ -190,57 +190,6 @@ int varsym_scan_envp(const struct varsym_mem *m, struct varsym_env_scan *s,
 	return 0;
 }
 
-/*
- * The execve system calls of each ABI.  They are the ABIs' own numbers,
- * the same on every kernel; NATIVE's are the build's.  ia32's 11 is also
- * x86-64's munmap, which never walks a path: a host that cannot tell the
- * two ABIs apart (VARSYM_ABI_X86) counts it as execve.
- */
-static const struct execve_nr {
-	enum varsym_abi abi;
-	long nr;
-	struct varsym_execve call;
-} execve_nrs[] = {
-	{ VARSYM_ABI_X86_64, 59, { 2, 8 } },
-	{ VARSYM_ABI_X86_64, 322, { 3, 8 } },
-	{ VARSYM_ABI_IA32, 11, { 2, 4 } },
-	{ VARSYM_ABI_IA32, 358, { 3, 4 } },
-	{ VARSYM_ABI_X32, VARSYM_X32_BIT | 520, { 2, 4 } },
-	{ VARSYM_ABI_X32, VARSYM_X32_BIT | 545, { 3, 4 } },
-	{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVE, { 2, sizeof(long) } },
-	{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVEAT, { 3, sizeof(long) } },
-};
-
-static bool abi_has(enum varsym_abi abi, enum varsym_abi of)
-{
-	return abi == of || (abi == VARSYM_ABI_X86 && of != VARSYM_ABI_NATIVE);
-}
-
-/**
- * varsym_execve_call - is system call @nr execve(2) or execveat(2)?
- * @abi: the ABI the call came in by
- * @nr: its number, as the system-call entry saw it (x32's bit included)
- * @call: where its envp is, when it is
- *
- * Return: 1 and @call filled when it is; 0 when it is not; -EINVAL when
- * @abi is not one the core knows (then any call may be).
- */
-int varsym_execve_call(enum varsym_abi abi, long nr,
-		       struct varsym_execve *call)
-{
-	size_t i;
-
-	if (abi == VARSYM_ABI_UNKNOWN)
-		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(execve_nrs); i++) {
-		if (execve_nrs[i].nr != nr || !abi_has(abi, execve_nrs[i].abi))
-			continue;
-		*call = execve_nrs[i].call;
-		return 1;
-	}
-	return 0;
-}
-
 /**
  * varsym_word_size - the word size of a program, from one of its addresses
  * @addr: an address of the program's (where its stack starts, or the last

@@ -16,6 +16,7 @@
 #define VARSYM_CORE_H
 
 #include "varsym_port.h"
+#include "execve_nrs.h"
 
 #define VARSYM_NAME_MAX 255	/* longest variable name, in bytes */
 #define VARSYM_NEST_MAX 8	/* deepest ${...} nesting in a template */
@@ -300,35 +301,6 @@ int varsym_scan_area(const struct varsym_mem *m, struct varsym_env_scan *s,
  */
 int varsym_scan_envp(const struct varsym_mem *m, struct varsym_env_scan *s,
 		     unsigned long long envp, unsigned int ptr_size);
-
-/*
- * System-call ABIs whose execve numbers the core knows.  The kernel tells
- * which ABI a call came in by; the daemon on x86 cannot, and asks about
- * all three at once (VARSYM_ABI_X86).
- */
-enum varsym_abi {
-	VARSYM_ABI_UNKNOWN,	/* none of these: any call may be execve */
-	VARSYM_ABI_NATIVE,	/* the build's own (VARSYM_NR_EXECVE) */
-	VARSYM_ABI_X86_64,
-	VARSYM_ABI_IA32,	/* int $0x80, from a 32- or a 64-bit program */
-	VARSYM_ABI_X32,		/* numbers with VARSYM_X32_BIT set */
-	VARSYM_ABI_X86,		/* one of the three above */
-};
-
-#define VARSYM_X32_BIT 0x40000000L
-
-/* Which argument of an execve call is its envp, and its pointers' size. */
-struct varsym_execve {
-	unsigned int envp_arg;
-	unsigned int ptr_size;
-};
-
-/*
- * Whether nr is execve(2) or execveat(2) in abi: 1 (and *call), 0, or
- * -EINVAL for VARSYM_ABI_UNKNOWN, where any call may be.
- */
-int varsym_execve_call(enum varsym_abi abi, long nr,
-		       struct varsym_execve *call);
 
 /*
  * A user pointer of an ABI whose pointers are ptr_size bytes, from a
