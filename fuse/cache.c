@@ -11,7 +11,18 @@
  * records early.  But the connector drops an event silently when its
  * GFP_NOWAIT allocation fails, so events are never the proof:
  *
- * Each record holds its thread's auxiliary vector as the kernel saved it at
+ * Where the exec hooks' BPF program runs (a root daemon, exec_hooks.h),
+ * the proof is the thread's stamp: one word the program rewrites at each
+ * exec, exit and fork of that tid, read from a map shared with us, with
+ * no system call.  The record keeps the stamp it saw before the answer was
+ * computed, and a hit must see the same.  The program also marks the
+ * stamp when a follow of a FUSE link is made inside execve(2), before our
+ * request is sent: only then does a hit read /proc/TID/syscall (below).
+ * A stamp another thread took over (its tid shares the slot) or one that
+ * says "in execve" when the record is made is no proof: that record falls
+ * back on the one below.
+ *
+ * Elsewhere each record holds its thread's auxiliary vector as saved at
  * exec (/proc/TID/auxv, mm->saved_auxv), read when the record is made,
  * before the answer is computed; every hit reads it again and must find the
  * same bytes.  A program started with AT_SECURE always differs from one
@@ -34,8 +45,9 @@
  *
  * A thread inside execve(2), in any ABI, is answered from execve's envp,
  * never from the cache: each thread's record keeps /proc/TID/syscall open
- * to check that with one read of about 1 us (the descriptor stays bound to
- * that thread, so a reused tid cannot read another's).  A thread the read
+ * to check that with one read of about 1 us, on every hit without a stamp
+ * (the descriptor stays bound to that thread, so a reused tid cannot read
+ * another's).  A thread the read
  * cannot place (still on its CPU, an unknown ABI) is not answered here
  * either: the caller then opens it with all due care, outside the lock.
  *
@@ -66,6 +78,7 @@
 
 #include "cache.h"
 #include "caller.h"
+#include "exec_hooks.h"
 
 #define BUCKETS 1024
 #define ANSWERS 8		/* links remembered per thread */
@@ -98,7 +111,9 @@ struct thread {
 	unsigned int word;	/* its program's word size; 0: no answer yet */
 	int dir_fd;		/* /proc/TID, bound to the thread */
 	int syscall_fd;
-	size_t auxv_len;	/* the proof that it runs the same program */
+	uint64_t stamp;		/* the proof it runs the same program, or 0: */
+	uint64_t stamp_count;	/* (the stamp's whole exec_count) */
+	size_t auxv_len;	/* then this one */
 	char *auxv;
 	unsigned int replace;	/* the next answer slot to reuse */
 	struct answer answers[ANSWERS];
@@ -110,6 +125,7 @@ struct vsfuse_cache {
 	int procfd;
 	uint64_t events;	/* exec, exit events, forgets so far */
 	size_t threads, max_threads;
+	const volatile unsigned long long *stamps, *count;	/* or NULL */
 	struct thread *buckets[BUCKETS];
 };
 
@@ -317,7 +333,8 @@ static bool events_arrive(int sock)
 	return false;
 }
 
-int vsfuse_cache_new(struct vsfuse_cache **out)
+int vsfuse_cache_new(struct vsfuse_cache **out,
+		     struct vsfuse_exec_hooks *hooks)
 {
 	struct sockaddr_nl sa = {
 		.nl_family = AF_NETLINK,
@@ -360,6 +377,7 @@ int vsfuse_cache_new(struct vsfuse_cache **out)
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	c->max_threads = rl.rlim_cur > 12288 ? 4096 : rl.rlim_cur / 3;
+	c->stamps = vsfuse_exec_hooks_stamps(hooks, &c->count);
 	pthread_mutex_init(&c->lock, NULL);
 	*out = c;
 	return 0;
@@ -436,6 +454,52 @@ static bool same_program(const struct thread *t)
 	return n && n == t->auxv_len && !memcmp(now, t->auxv, n);
 }
 
+static uint64_t load(const volatile unsigned long long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * tid's stamp as a proof: its whole count in *count, or 0 when it is none
+ * (another thread's, or in an execve).  The count is read after the stamp,
+ * so it is at least the stamp's own.
+ */
+static uint64_t stamp_of(const struct vsfuse_cache *c, pid_t tid,
+			 uint64_t *count)
+{
+	uint64_t stamp;
+
+	if (!c->stamps)
+		return 0;
+	stamp = load(&c->stamps[(unsigned int)tid % VSFUSE_STAMP_SLOTS]);
+	if (vsfuse_stamp_tid(stamp) != (unsigned int)tid ||
+	    (stamp & VSFUSE_STAMP_IN_EXECVE))
+		return 0;
+	*count = vsfuse_stamp_count(stamp, load(c->count));
+	return stamp;
+}
+
+/* What a record's stamp says now. */
+enum stamp_says { NO_STAMP, SAME_PROGRAM, MAYBE_IN_EXECVE, STALE };
+
+static enum stamp_says stamp_says(const struct vsfuse_cache *c,
+				  const struct thread *t)
+{
+	uint64_t now;
+
+	if (!t->stamp)
+		return NO_STAMP;
+	now = load(&c->stamps[(unsigned int)t->tid % VSFUSE_STAMP_SLOTS]);
+	/* past the span, a new stamp could repeat an old one's count */
+	if (load(c->count) - t->stamp_count >= VSFUSE_STAMP_COUNT_SPAN)
+		return STALE;
+	if (now == t->stamp)
+		return SAME_PROGRAM;
+	if (now == (t->stamp | VSFUSE_STAMP_IN_EXECVE))
+		return MAYBE_IN_EXECVE;
+	return STALE;
+}
+
 /* A record with no answer yet, made before the first is computed. */
 static struct thread *new_thread(struct vsfuse_cache *c, pid_t tid)
 {
@@ -452,9 +516,13 @@ static struct thread *new_thread(struct vsfuse_cache *c, pid_t tid)
 	if (t->dir_fd < 0)
 		goto fail;
 	t->syscall_fd = openat(t->dir_fd, "syscall", O_RDONLY | O_CLOEXEC);
+	if (t->syscall_fd < 0)
+		goto fail;
+	t->stamp = stamp_of(c, tid, &t->stamp_count);
+	if (t->stamp)
+		return t;
 	t->auxv_len = read_auxv(t->dir_fd, auxv);
-	if (t->syscall_fd < 0 || !t->auxv_len ||
-	    !(t->auxv = malloc(t->auxv_len)))
+	if (!t->auxv_len || !(t->auxv = malloc(t->auxv_len)))
 		goto fail;
 	memcpy(t->auxv, auxv, t->auxv_len);
 	return t;
@@ -465,6 +533,28 @@ fail:
 		close(t->dir_fd);
 	free(t);
 	return NULL;
+}
+
+/*
+ * Whether record t may answer its thread now: USE, BYPASS (it may be
+ * inside an execve), or FORGET (stale).  Under c->lock.
+ */
+enum verdict { USE, BYPASS, FORGET };
+
+static enum verdict check_thread(const struct thread *t,
+				 enum stamp_says says)
+{
+	bool gone;
+
+	if (says == SAME_PROGRAM)
+		return USE;
+	if (says == STALE)
+		return FORGET;
+	if (t->word && !outside_execve(t, &gone))
+		return gone ? FORGET : BYPASS;	/* gone: exited, or not ours */
+	if (says == NO_STAMP && !same_program(t))
+		return FORGET;			/* an exec we did not hear of */
+	return USE;
 }
 
 /* Forgets a thread found stale, and any answer being computed for it. */
@@ -481,25 +571,22 @@ enum vsfuse_cache_result vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid,
 {
 	enum vsfuse_cache_result ret = VSFUSE_CACHE_MISS;
 	struct thread *t, *fresh = NULL;
-	bool gone;
 	int i;
 
 	pthread_mutex_lock(&c->lock);
 	drain(c);
 	t = find(c, tid);
-	if (t && t->word && !outside_execve(t, &gone)) {
-		if (gone) {	/* exited, or not ours to read any more */
-			forget_stale(c, tid);
-			t = NULL;
-		} else {
-			*stamp = c->events;
-			ret = VSFUSE_CACHE_BYPASS;
-			goto out;
-		}
-	}
-	if (t && !same_program(t)) {	/* an exec we did not hear of */
+	switch (t ? check_thread(t, stamp_says(c, t)) : USE) {
+	case USE:
+		break;
+	case BYPASS:
+		*stamp = c->events;
+		ret = VSFUSE_CACHE_BYPASS;
+		goto out;
+	case FORGET:
 		forget_stale(c, tid);
 		t = NULL;
+		break;
 	}
 	*stamp = c->events;
 	if (!t) {

@@ -18,8 +18,14 @@ enum vsfuse_cache_result {
 	VSFUSE_CACHE_BYPASS,	/* maybe in execve: compute, keep nothing */
 };
 
-/* 0, or -errno when exec and exit events cannot be had: then no cache. */
-int vsfuse_cache_new(struct vsfuse_cache **c);
+struct vsfuse_exec_hooks;
+
+/*
+ * 0, or -errno when exec and exit events cannot be had: then no cache.
+ * hooks (or NULL): the exec hooks, whose stamps then prove hits.
+ */
+int vsfuse_cache_new(struct vsfuse_cache **c,
+		     struct vsfuse_exec_hooks *hooks);
 void vsfuse_cache_free(struct vsfuse_cache *c);
 
 /*

@@ -24,13 +24,22 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <asm/unistd.h>
 
 #include "exec_hooks.h"
+
+/* the build's own execve numbers, for the core's table (execve_nrs.h) */
+#define VARSYM_NR_EXECVE __NR_execve
+#define VARSYM_NR_EXECVEAT __NR_execveat
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "../core/execve_nrs.h"
 
 #define S_ISUID	04000
 #define S_ISGID	02000
 #define S_IXGRP	00010
 #define MNT_NOSUID 0x01
+#define PF_KTHREAD 0x00200000
+#define FUSE_SUPER_MAGIC 0x65735546
 
 struct user_namespace {
 	int level;
@@ -38,6 +47,7 @@ struct user_namespace {
 
 struct super_block {
 	unsigned int s_dev;
+	unsigned long s_magic;
 	struct user_namespace *s_user_ns;
 } __attribute__((preserve_access_index));
 
@@ -61,6 +71,30 @@ struct file {
 } __attribute__((preserve_access_index));
 
 struct cred;
+struct dentry;
+
+struct mm_struct {
+	unsigned long start_stack;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	unsigned int flags;
+	struct mm_struct *mm;
+} __attribute__((preserve_access_index));
+
+/* Where the system-call entry left the call's number. */
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs {
+	unsigned long orig_ax;
+} __attribute__((preserve_access_index));
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+struct pt_regs {
+	int syscallno;
+} __attribute__((preserve_access_index));
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+#endif
 
 struct linux_binprm {
 	struct file *file;
@@ -111,7 +145,32 @@ struct {
 	__type(value, struct vsfuse_exec_file);
 } exec_file SEC(".maps");
 
+/* Each thread's stamp, by tid % VSFUSE_STAMP_SLOTS (exec_hooks.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, VSFUSE_STAMP_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} exec_stamps SEC(".maps");
+
+/* Exec numbers and stamps: one count, never reused. */
 __u64 exec_count;
+
+/* A new stamp for tid, with count (a number fresh from exec_count). */
+static void stamp(__u32 tid, __u64 count, bool in_execve)
+{
+	__u32 slot = tid % VSFUSE_STAMP_SLOTS;
+	__u64 *s = bpf_map_lookup_elem(&exec_stamps, &slot);
+
+	if (s)
+		*s = vsfuse_stamp(count, tid, in_execve);
+}
+
+static __u64 next_count(void)
+{
+	return __sync_fetch_and_add(&exec_count, 1) + 1;
+}
 
 static __u32 current_tid(void)
 {
@@ -124,8 +183,9 @@ static struct vsfuse_exec_state *begin(struct linux_binprm *bprm)
 	struct vsfuse_exec_state fresh = {};
 	__u32 tid = current_tid();
 
-	fresh.exec = __sync_fetch_and_add(&exec_count, 1) + 1;
+	fresh.exec = next_count();
 	fresh.cred = (__u64)BPF_CORE_READ(bprm, cred);
+	stamp(tid, fresh.exec, true);
 	if (bpf_map_update_elem(&exec_state, &tid, &fresh, BPF_ANY))
 		return NULL;
 	if (bpf_map_update_elem(&exec_tid, &fresh.cred, &tid, BPF_ANY)) {
@@ -276,9 +336,12 @@ int BPF_PROG(exec_commits, struct linux_binprm *bprm)
 	__u32 *was = bpf_map_lookup_elem(&exec_tid, &cred);
 	__u32 tid = current_tid();
 
-	if (was && *was != tid)
+	if (was && *was != tid) {
 		forget(*was);
+		stamp(*was, next_count(), false);
+	}
 	forget(tid);
+	stamp(tid, next_count(), false);
 	bpf_map_delete_elem(&exec_tid, &cred);
 	return 0;
 }
@@ -299,10 +362,84 @@ int BPF_PROG(exec_cred_freed, struct cred *cred)
 	return 0;
 }
 
-/* A thread exits: its record, if a failed exec left one, goes with it. */
+/*
+ * A thread exits: its record, if a failed exec left one, goes with it, and
+ * its tid's stamp is new before the tid can be given out again.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exec_thread_exits, void *task)
 {
-	forget(current_tid());
+	__u32 tid = current_tid();
+
+	forget(tid);
+	stamp(tid, next_count(), false);
+	return 0;
+}
+
+/* A new thread's tid gets a new stamp before the thread first runs. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(exec_thread_forks, struct task_struct *parent,
+	     struct task_struct *child)
+{
+	stamp(BPF_CORE_READ(child, pid), next_count(), false);
+	return 0;
+}
+
+/*
+ * Whether the current thread's system call is an execve in any ABI of the
+ * machine, by the core's table; or may be (an ABI it does not know, a
+ * kernel thread's kernel_execve()).
+ */
+static bool maybe_in_execve(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	enum varsym_abi abi = VARSYM_ABI_UNKNOWN;
+	struct varsym_execve call;
+	struct pt_regs *regs;
+	long nr = -1;
+
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
+		return true;
+#if defined(__TARGET_ARCH_x86)
+	abi = VARSYM_ABI_X86;
+#elif defined(__TARGET_ARCH_arm64)
+	/* a compat (32-bit) program's calls are another ABI's numbers */
+	if (BPF_CORE_READ(task, mm, start_stack) >> 32)
+		abi = VARSYM_ABI_NATIVE;
+#endif
+#ifdef SYSCALL_NR
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	nr = SYSCALL_NR(regs);
+#endif
+	return varsym_execve_call(abi, nr, &call) != 0;
+}
+
+/*
+ * A follow of a FUSE link: the caller's stamp says whether it is made
+ * inside an execve, before the daemon sees the request (the program's own
+ * path is walked before any exec hook runs).  Only a stamp of this tid is
+ * rewritten, and only if no other thread rewrote it meanwhile.  Every
+ * other link of the machine costs one comparison.
+ */
+SEC("lsm/inode_follow_link")
+int BPF_PROG(exec_follows_link, struct dentry *dentry, struct inode *inode,
+	     bool rcu, int ret)
+{
+	__u32 tid = current_tid(), slot = tid % VSFUSE_STAMP_SLOTS;
+	__u64 *s, old, new;
+
+	if (ret || BPF_CORE_READ(inode, i_sb, s_magic) != FUSE_SUPER_MAGIC)
+		return ret;
+	s = bpf_map_lookup_elem(&exec_stamps, &slot);
+	if (!s)
+		return 0;
+	old = *s;
+	if (vsfuse_stamp_tid(old) != tid)
+		return 0;
+	new = old & ~VSFUSE_STAMP_IN_EXECVE;
+	if (maybe_in_execve())
+		new |= VSFUSE_STAMP_IN_EXECVE;
+	if (new != old)
+		__sync_val_compare_and_swap(s, old, new);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -35,7 +36,10 @@
 struct vsfuse_exec_hooks {
 	struct exec_hooks_bpf *skel;
 	int state_fd, followed_fd, file_fd;
+	void *stamps;		/* exec_stamps, mapped; MAP_FAILED if not */
 };
+
+#define STAMPS_SIZE (VSFUSE_STAMP_SLOTS * sizeof(__u64))
 
 /* libbpf's first complaint, the cause, for the line the daemon prints. */
 static char libbpf_said[256];
@@ -101,6 +105,7 @@ struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size)
 		say(why, size, "allocating", ENOMEM);
 		return NULL;
 	}
+	h->stamps = MAP_FAILED;
 	libbpf_set_print(keep_first_line);
 	libbpf_said[0] = '\0';
 	h->skel = exec_hooks_bpf__open();
@@ -125,6 +130,8 @@ struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size)
 	h->state_fd = bpf_map__fd(h->skel->maps.exec_state);
 	h->followed_fd = bpf_map__fd(h->skel->maps.exec_followed);
 	h->file_fd = bpf_map__fd(h->skel->maps.exec_file);
+	h->stamps = mmap(NULL, STAMPS_SIZE, PROT_READ, MAP_SHARED,
+			 bpf_map__fd(h->skel->maps.exec_stamps), 0);
 	libbpf_set_print(NULL);
 	return h;
 fail:
@@ -138,8 +145,20 @@ void vsfuse_exec_hooks_unload(struct vsfuse_exec_hooks *h)
 {
 	if (!h)
 		return;
+	if (h->stamps != MAP_FAILED)
+		munmap(h->stamps, STAMPS_SIZE);
 	exec_hooks_bpf__destroy(h->skel);
 	free(h);
+}
+
+const volatile unsigned long long *
+vsfuse_exec_hooks_stamps(struct vsfuse_exec_hooks *h,
+			 const volatile unsigned long long **count)
+{
+	if (!h || h->stamps == MAP_FAILED)
+		return NULL;
+	*count = &h->skel->bss->exec_count;
+	return h->stamps;
 }
 
 int vsfuse_exec_hooks_state(struct vsfuse_exec_hooks *h, pid_t tid,

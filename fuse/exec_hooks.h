@@ -41,6 +41,48 @@ struct vsfuse_exec_file {
 /* Execs in flight the maps hold; past that an execve fails (EAGAIN). */
 #define VSFUSE_EXEC_MAX		65536
 
+/*
+ * Each thread's stamp: a cache hit's proof that the thread still runs the
+ * program its answer was made in, and is not inside an execve (cache.c).
+ * An array the daemon maps, slot tid % VSFUSE_STAMP_SLOTS, one word:
+ *  - bit 0, VSFUSE_STAMP_IN_EXECVE: the thread is past an exec hook, or
+ *    its last follow of a FUSE link was made inside execve(2);
+ *  - bits 1-22: the tid (a kernel's tids are below 2^22, PID_MAX_LIMIT);
+ *  - bits 23-63: exec_count's low 41 bits when the stamp was made.
+ * A thread's exec, the end of its exec, its exit and the fork that gives a
+ * tid out make a new one; only a follow rewrites bit 0 alone.  Another
+ * thread whose tid shares the slot overwrites it: the stamp then fails as
+ * if stale, and the daemon makes its proof from /proc instead.
+ */
+#define VSFUSE_STAMP_SLOTS	65536
+#define VSFUSE_STAMP_IN_EXECVE	1ULL
+#define VSFUSE_STAMP_TID_BITS	22
+#define VSFUSE_STAMP_COUNT_SHIFT (1 + VSFUSE_STAMP_TID_BITS)
+/* A stamp's count identifies it while exec_count moves less than this. */
+#define VSFUSE_STAMP_COUNT_SPAN	(1ULL << (64 - VSFUSE_STAMP_COUNT_SHIFT))
+
+static inline unsigned long long vsfuse_stamp(unsigned long long count,
+					      unsigned int tid,
+					      int in_execve)
+{
+	return count << VSFUSE_STAMP_COUNT_SHIFT |
+	       (unsigned long long)(tid & ((1U << VSFUSE_STAMP_TID_BITS) - 1)) << 1 |
+	       (in_execve ? VSFUSE_STAMP_IN_EXECVE : 0);
+}
+
+static inline unsigned int vsfuse_stamp_tid(unsigned long long stamp)
+{
+	return (stamp >> 1) & ((1U << VSFUSE_STAMP_TID_BITS) - 1);
+}
+
+/* The whole exec_count of a stamp made when exec_count was at most now. */
+static inline unsigned long long
+vsfuse_stamp_count(unsigned long long stamp, unsigned long long now)
+{
+	return now - ((now - (stamp >> VSFUSE_STAMP_COUNT_SHIFT)) &
+		      (VSFUSE_STAMP_COUNT_SPAN - 1));
+}
+
 #ifndef __bpf__
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,6 +114,13 @@ int vsfuse_exec_hooks_file_caps(struct vsfuse_exec_hooks *h, pid_t tid,
  */
 bool vsfuse_exec_hooks_followed(struct vsfuse_exec_hooks *h, pid_t tid,
 				unsigned long long exec);
+/*
+ * The stamps (VSFUSE_STAMP_SLOTS words) and exec_count, mapped read-only
+ * into the daemon; NULL when the map could not be mapped.
+ */
+const volatile unsigned long long *
+vsfuse_exec_hooks_stamps(struct vsfuse_exec_hooks *h,
+			 const volatile unsigned long long **count);
 #endif
 
 #endif /* VSFUSE_EXEC_HOOKS_H */

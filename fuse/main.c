@@ -348,7 +348,7 @@ int main(int argc, char *argv[])
 		goto out_close_proc;
 	}
 	/* without exec and exit events (not root), read /proc every time */
-	if (wants_cache(&fs) && vsfuse_cache_new(&fs.cache) && opts.debug)
+	if (wants_cache(&fs) && vsfuse_cache_new(&fs.cache, fs.hooks) && opts.debug)
 		fprintf(stderr, "varsymfs: no process events: no cache\n");
 
 	se = fuse_session_new(&args, &vsfuse_ops, sizeof(vsfuse_ops), &fs);

@@ -18,7 +18,9 @@ Cells:
                     of two universes, the caller's own environment the
                     other: envp's program runs (SPEC: "while an execve
                     resolves the program it is starting, the environment
-                    passed to that execve decides")
+                    passed to that execve decides"); again after the
+                    caller read the link itself, so that the FUSE program
+                    keeps an answer for that thread
   (b) loader        a program that gains no privilege, PT_INTERP through
                     the link, envp LOADER=evil: the fake loader runs, as
                     the user
@@ -244,6 +246,28 @@ def test_envp_chooses_the_program(world, build, impl, caller, yama):
         expect(p, f"exe {world.root[want]}/bin/prog\n", 0,
                f"{caller}: envp chose {this}, the caller's own environment "
                f"{other}: the program run should be {want}'s")
+
+
+@pytest.mark.parametrize("caller", ["execve", "execveat-dirfd", "int80"])
+def test_envp_chooses_the_program_after_a_kept_answer(world, build, impl,
+                                                      caller, yama):
+    """(a) again, from a thread that has just read the link with its own
+    environment, so that the FUSE program keeps that answer for it: the
+    program's own path is walked inside execve before any exec hook runs,
+    and the kept answer must not serve it."""
+    if caller != "execve" and caller != "execveat-dirfd":
+        need(build, caller)
+    m = world.universe_mount
+    for this, other in (("att", "ucb"), ("ucb", "att")):
+        want = chosen(m, this, other)
+        p = world.exec_as_nobody(
+            caller, {"UNIVERSE": world.root[other],
+                     "VSATTACK_PRIME": m.link},
+            [f"UNIVERSE={world.root[this]}"], m.dir, "resolve/bin/prog",
+            ["exe"])
+        expect(p, f"exe {world.root[want]}/bin/prog\n", 0,
+               f"{caller}, after two readlinks with its own UNIVERSE={other}"
+               f": envp chose {this}, the program run should be {want}'s")
 
 
 @pytest.mark.parametrize("caller", CALLERS)

@@ -18,7 +18,10 @@
  *                                  int80               (the ia32 execve, from
  *                                                       this 64-bit process;
  *                                                       every byte below 4 GiB)
- *                                "err ERRNO" if it returns
+ *                                "err ERRNO" if it returns; with
+ *                                VSATTACK_PRIME=LINK in its own environment,
+ *                                it first readlink(2)s LINK twice, so that
+ *                                an answer for this thread is kept
  *   vsattack int80-probe         "ok" if int $0x80 works here (else dies)
  *   vsattack timed-readlink PATH readlink(2): "ok TARGET SECONDS" or
  *                                "err ERRNO SECONDS"
@@ -205,7 +208,7 @@ static int exec_int80(const char *path, char **argv, char **envp)
 
 static int cmd_exec(const char *mode, int argc, char **argv)
 {
-	char **envp = argv, **args, *path;
+	char **envp = argv, **args, *path, *prime, target[PATH_MAX];
 	int i;
 
 	for (i = 0; i < argc && strcmp(argv[i], "--"); i++)
@@ -215,6 +218,10 @@ static int cmd_exec(const char *mode, int argc, char **argv)
 	argv[i] = NULL;			/* ends the environment */
 	args = argv + i + 1;
 	path = args[0];
+	prime = getenv("VSATTACK_PRIME");
+	for (i = 0; prime && i < 2; i++)
+		if (readlink(prime, target, sizeof(target)) < 0)
+			return report_error(errno);
 	if (!strcmp(mode, "execve")) {
 		execve(path, args, envp);
 	} else if (!strncmp(mode, "execveat-dirfd=", 15)) {
