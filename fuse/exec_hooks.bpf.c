@@ -156,6 +156,11 @@ struct {
 
 /* Exec numbers and stamps: one count, never reused. */
 __u64 exec_count;
+/*
+ * Execs seen by an LSM hook: the daemon's proof that the LSM programs run
+ * (exec_count moves with the tracepoints too, which run without them).
+ */
+__u64 lsm_execs;
 
 /* A new stamp for tid, with count (a number fresh from exec_count). */
 static void stamp(__u32 tid, __u64 count, bool in_execve)
@@ -214,6 +219,7 @@ int BPF_PROG(exec_begins, struct linux_binprm *bprm, int ret)
 
 	if (ret)
 		return ret;
+	__sync_fetch_and_add(&lsm_execs, 1);
 	s = begin(bprm);
 	if (!s)
 		return -EAGAIN;		/* fail closed: we would not know */

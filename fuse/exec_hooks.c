@@ -62,12 +62,13 @@ static void say(char *why, size_t size, const char *step, int err)
 
 /*
  * Attached is not running: with "bpf" missing from the kernel's active LSMs
- * (an lsm= boot option), the programs attach and are never called.  So an
- * exec of our own (this program's --version) must have gone through them.
+ * (an lsm= boot option), the LSM programs attach and are never called,
+ * while the tracepoint programs run.  So an exec of our own (this
+ * program's --version) must have gone through an LSM hook.
  */
 static bool hooks_run(struct vsfuse_exec_hooks *h)
 {
-	volatile __u64 *count = &h->skel->bss->exec_count;
+	volatile __u64 *count = &h->skel->bss->lsm_execs;
 	__u64 before = *count;
 	int status, null;
 	pid_t child;
