@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_daemon.c - table-driven unit tests of how the FUSE daemon reads its
- * callers' /proc/TID/syscall: which system call, in every ABI.
+ * callers' /proc/TID/syscall: which system call, in every ABI; and of the
+ * exec hooks' stamps (exec_hooks.h), as the BPF program writes them and the
+ * answer cache reads them.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -11,6 +13,7 @@
 
 #include "caller.h"
 #include "check.h"
+#include "exec_hooks.h"
 
 
 static void test_syscall_lines(void)
@@ -71,8 +74,49 @@ static void test_syscall_lines(void)
 	}
 }
 
+/*
+ * A stamp keeps its tid and execve bit, and gives back its whole count from
+ * any later count less than VSFUSE_STAMP_COUNT_SPAN past it, across the
+ * wrap of its 41 bits; a count a whole span later reads as a new one.
+ */
+static void test_stamps(void)
+{
+	const unsigned long long span = VSFUSE_STAMP_COUNT_SPAN;
+	static const struct {
+		unsigned long long count, now;
+		unsigned int tid;
+		int in_execve;
+	} rows[] = {
+		{ 1, 1, 1, 0 },
+		{ 7, 9, 4194303, 1 },		/* the largest tid */
+		{ span - 1, span + 5, 300, 0 },	/* the 41 bits wrapped */
+		{ 3 * span + 2, 4 * span + 1, 65536 + 12, 1 },
+		{ 5, 5 + span - 1, 12, 0 },	/* the last count that tells */
+	};
+	unsigned long long s;
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		s = vsfuse_stamp(rows[i].count, rows[i].tid, rows[i].in_execve);
+		check(vsfuse_stamp_tid(s) == rows[i].tid, "stamp row %zu: tid %u",
+		      i, vsfuse_stamp_tid(s));
+		check(!(s & VSFUSE_STAMP_IN_EXECVE) == !rows[i].in_execve,
+		      "stamp row %zu: execve bit", i);
+		check(vsfuse_stamp_count(s, rows[i].now) == rows[i].count,
+		      "stamp row %zu: count %llu, not %llu", i,
+		      vsfuse_stamp_count(s, rows[i].now), rows[i].count);
+	}
+	s = vsfuse_stamp(5, 12, 0);
+	check(vsfuse_stamp_count(s, 5 + span) == 5 + span,
+	      "a count a whole span later reads as the newer one");
+	check(vsfuse_stamp(5, 12, 0) != vsfuse_stamp(6, 12, 0) &&
+	      vsfuse_stamp(5, 12, 0) != vsfuse_stamp(5, 13, 0),
+	      "stamps of other counts or tids differ");
+}
+
 int main(void)
 {
 	test_syscall_lines();
+	test_stamps();
 	return report();
 }
