@@ -36,7 +36,7 @@ FUSE_CFLAGS = $(shell pkg-config --cflags fuse3 libbpf) -I$(B)
 FUSE_LIBS = $(shell pkg-config --libs fuse3 libbpf)
 
 CORE_SRC := core/caller.c core/env.c core/options.c core/process.c \
-	core/resolve.c core/template.c
+	core/resolve.c core/scope.c core/template.c
 CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h \
 	core/execve_nrs.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \

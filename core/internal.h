@@ -25,6 +25,16 @@ static inline void varsym_note(const struct varsym_caller *c,
 }
 
 /*
+ * A variable's value from the first source that has it (struct
+ * varsym_caller): its length, 0 when no source has it (set and empty
+ * counts as unset), or -errno; *from says which source answered or,
+ * for 0, which was asked last.
+ */
+ssize_t varsym_value(const struct varsym_caller *c, const char *name,
+		     size_t len, char *buf, size_t size,
+		     enum varsym_source *from);
+
+/*
  * One 4- or 8-byte word of a caller's memory already copied to p, in the
  * machine's byte order; p may be unaligned (auxv, envp pointers).
  * __builtin_memcpy, not memcpy: the kernel's fortified memcpy adds checks

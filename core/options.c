@@ -131,7 +131,8 @@ static int set_var(struct varsym_opts *o, const char *name, bool bare,
 		return fail(msg, size,
 			    "variable name '%.32s...' is longer than %d bytes",
 			    name, VARSYM_NAME_MAX);
-	if (!varsym_name_valid(name, len))
+	if (!varsym_name_valid(name, len) &&
+	    !(name[0] == '@' && varsym_builtin_id(name, len) >= 0))
 		return fail(msg, size, bare ?
 			    "unknown option or invalid variable name '%s'" :
 			    "invalid variable name in 'var=%s'", name);

@@ -2,7 +2,7 @@
 /*
  * resolve.c - the answer of a seed-mode link: prefix + value, or the default.
  *
- * The rules of docs/SPEC.md sections 1, 5 and 6 in one function, so that the kernel
+ * The rules of docs/SPEC.md sections 1, 4, 5 and 6 in one function, so that the kernel
  * and the daemon cannot disagree on what a value, a prefix or a secure-exec
  * caller gives.
  */
@@ -32,13 +32,13 @@ ssize_t varsym_resolve_seed(const struct varsym_opts *o,
 			    size_t size)
 {
 	size_t plen = o->prefix_len;
-	ssize_t n = -ENOENT;
+	enum varsym_source from;
+	ssize_t n;
 
 	if (size <= plen)
 		return -ENAMETOOLONG;
-	if (!c->secure)
-		n = c->getenv(c->ctx, o->var, o->var_len, out + plen,
-			      size - 1 - plen);
+	n = varsym_value(c, o->var, o->var_len, out + plen, size - 1 - plen,
+			 &from);
 	if (n > 0) {
 		memcpy(out, o->prefix, plen);
 		out[plen + n] = '\0';
@@ -47,10 +47,10 @@ ssize_t varsym_resolve_seed(const struct varsym_opts *o,
 				    out + plen, n);
 			return -EACCES;
 		}
-		varsym_note(c, o->var, o->var_len, VARSYM_FROM_ENV, out + plen, n);
+		varsym_note(c, o->var, o->var_len, from, out + plen, n);
 		return plen + n;
 	}
-	if (n < 0 && n != -ENOENT)
+	if (n < 0)
 		return n;
 	if (!(o->given & VARSYM_OPT_DEFAULT)) {
 		varsym_note(c, o->var, o->var_len, VARSYM_FROM_NOTHING, NULL, 0);

@@ -3,6 +3,7 @@
  * template.c - parsing and expanding link templates (docs/SPEC.md section 2).
  *
  *   ${NAME}        the value; unset or empty makes the link unresolvable
+ *   ${@name}       a built-in's value (@uid, @hostname...: scope.c)
  *   ${NAME:-WORD}  the value, or WORD (itself a template) when unset or empty
  *   $$             a literal '$'; any other '$' is literal too
  *
@@ -43,25 +44,32 @@ static int put(struct expansion *x, char c)
 static ssize_t put_value(struct expansion *x, const char *name, size_t len)
 {
 	const struct varsym_caller *c = x->caller;
+	enum varsym_source from;
 	ssize_t n;
 
-	if (c->secure)
-		return 0;
-	n = c->getenv(c->ctx, name, len, x->out + x->len, x->size - 1 - x->len);
-	if (n == -ENOENT)
-		return 0;
+	n = varsym_value(c, name, len, x->out + x->len, x->size - 1 - x->len,
+			 &from);
 	if (n > 0) {
-		varsym_note(c, name, len, VARSYM_FROM_ENV, x->out + x->len, n);
+		varsym_note(c, name, len, from, x->out + x->len, n);
 		x->len += n;
 	}
 	return n;
 }
 
-/* Length of the variable name at t[0, len), 0 if there is none. */
+/*
+ * Length of the variable name at t[0, len), 0 if there is none: a
+ * variable, or "@" and a built-in's name (checked by the caller).
+ */
 static size_t name_length(const char *t, size_t len)
 {
 	size_t n = 0;
 
+	if (len && t[0] == '@') {
+		for (n = 1; n < len && n <= VARSYM_NAME_MAX &&
+		     t[n] >= 'a' && t[n] <= 'z'; n++)
+			;
+		return n;
+	}
 	while (n < len && n <= VARSYM_NAME_MAX &&
 	       varsym_name_char(t[n], n == 0))
 		n++;
@@ -112,7 +120,8 @@ static ssize_t run(const char *t, size_t len, struct expansion *x)
 			return -EINVAL;
 		name = t + i + 2;
 		name_len = name_length(name, len - i - 2);
-		if (!name_len || name_len > VARSYM_NAME_MAX)
+		if (!name_len || name_len > VARSYM_NAME_MAX ||
+		    (name[0] == '@' && varsym_builtin_id(name, name_len) < 0))
 			return -EINVAL;
 		i += 2 + name_len;
 		if (i < len && t[i] == '}') {

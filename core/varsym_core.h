@@ -81,17 +81,57 @@ ssize_t varsym_env_lookup(const char *env, size_t env_len, const char *name,
  */
 enum varsym_source {
 	VARSYM_FROM_ENV,	/* the caller's environment */
-	VARSYM_FROM_DEFAULT,	/* unset, empty or secure-exec: the default */
-	VARSYM_FROM_NOTHING,	/* unset, empty or secure-exec, no default */
+	VARSYM_FROM_USER,	/* the caller's user scope on the mount */
+	VARSYM_FROM_SYSTEM,	/* the mount's system scope */
+	VARSYM_FROM_BUILTIN,	/* a built-in name (@uid, @hostname...) */
+	VARSYM_FROM_DEFAULT,	/* found nowhere: the default */
+	VARSYM_FROM_NOTHING,	/* found nowhere, and no default */
 	VARSYM_FROM_REFUSED,	/* set, but refused (a ".." under a prefix) */
 };
 
 /*
- * The process a link is resolved for.  getenv() copies the value of a
- * variable into buf (at most size bytes, no NUL) and returns its length,
- * 0 for an empty value, -ENOENT when unset, -ENAMETOOLONG when it does not
- * fit, or another -errno that ends the resolution.  A secure-exec caller
- * (AT_SECURE) never has getenv() called: every variable is unset for it.
+ * Built-in names (docs/SPEC.md section 4): facts about the caller that no
+ * environment sets.  The real ids are unset for a secure-exec caller: the
+ * user who starts a setuid program chooses them.
+ */
+enum varsym_builtin {
+	VARSYM_BUILTIN_UID,		/* @uid: effective */
+	VARSYM_BUILTIN_GID,		/* @gid: effective */
+	VARSYM_BUILTIN_RUID,		/* @ruid: real */
+	VARSYM_BUILTIN_RGID,		/* @rgid: real */
+	VARSYM_BUILTIN_HOSTNAME,	/* @hostname: its UTS namespace's */
+	VARSYM_BUILTIN_MACHINE,		/* @machine: uname -m as it sees it */
+	VARSYM_BUILTIN_OSRELEASE,	/* @osrelease: uname -r */
+	VARSYM_BUILTIN_COUNT
+};
+
+/* The caller's built-ins; a NULL string is unset. */
+struct varsym_builtins {
+	unsigned int uid, gid, ruid, rgid;
+	const char *hostname, *machine, *osrelease;
+};
+
+/* The built-in's number for "@name" of len bytes, or -1. */
+int varsym_builtin_id(const char *name, size_t len);
+
+/* What a resolution consulted, for a layer that keeps answers. */
+#define VARSYM_USED_USER (1U << 0)	/* a user scope: keyed by real uid */
+#define VARSYM_USED_BUILTIN (1U << 1)	/* a built-in: never keep it */
+
+/*
+ * The process a link is resolved for.  A variable's value comes from the
+ * first of these that has it, set and not empty:
+ *   getenv(), the caller's environment: copies the value into buf (at
+ *     most size bytes, no NUL) and returns its length, 0 for an empty
+ *     value, -ENOENT when unset, -ENAMETOOLONG when it does not fit, or
+ *     another -errno that ends the resolution;
+ *   user_scope, the caller's (real uid's) values on the mount;
+ *   system_scope, the mount's values, set by its administrator;
+ *   then the template's or the mount's default.
+ * A secure-exec caller (AT_SECURE) skips the first two: getenv() is never
+ * called for it.  A name "@..." is a built-in, from builtins (NULL: all
+ * unset).  The scopes are blocks as varsym_scope_edit() makes them, NULL
+ * for none; a layer holds each for the whole resolution.
  */
 struct varsym_caller {
 	ssize_t (*getenv)(void *ctx, const char *name, size_t name_len,
@@ -101,7 +141,47 @@ struct varsym_caller {
 		     size_t value_len);
 	void *ctx;
 	bool secure;
+	const char *user_scope, *system_scope;
+	size_t user_scope_len, system_scope_len;
+	const struct varsym_builtins *builtins;
+	unsigned int *used;	/* VARSYM_USED_* are or-ed in; may be NULL */
 };
+
+/*
+ * Scopes.  A scope holds at most VARSYM_SCOPE_MAX bytes (an extended
+ * attribute's most, so that one getxattr(2) lists it) and
+ * VARSYM_SCOPE_ENTRIES_MAX names; a value is at most PATH_MAX - 1 bytes.
+ */
+#define VARSYM_SCOPE_MAX 65536
+#define VARSYM_SCOPE_ENTRIES_MAX 1024
+/*
+ * On the mount's root: the caller's user scope and the system scope.  A
+ * getxattr(2) gives the block; a setxattr(2) applies a change, NUL-
+ * separated "NAME=VALUE" (set) and "NAME" (unset) entries, all or none;
+ * a removexattr(2) empties the scope (docs/varsymfs.5).
+ */
+#define VARSYM_XATTR_USER_SCOPE "system.varsym_user"
+#define VARSYM_XATTR_SYSTEM_SCOPE "system.varsym_system"
+
+struct varsym_scope_entry {
+	const char *name, *value;
+	size_t name_len, value_len;
+	bool has_value;		/* "NAME=VALUE", not "NAME" */
+};
+
+/* The entry at *pos of a block of len bytes, advancing *pos; or false. */
+bool varsym_scope_next(const char *block, size_t len, size_t *pos,
+		       struct varsym_scope_entry *e);
+/*
+ * The scope old with a change applied, written to out (size bytes,
+ * VARSYM_SCOPE_MAX is enough): its length, or -EINVAL for a bad change
+ * and -E2BIG for a scope past its bounds, with a message naming the entry
+ * in msg.  Entries the change does not name keep their place; names it
+ * sets come after them, in its order.
+ */
+ssize_t varsym_scope_edit(const char *old, size_t old_len, const char *edits,
+			  size_t edits_len, char *out, size_t size, char *msg,
+			  size_t msg_size);
 
 /*
  * Mount options, one parser for both implementations.  Fixed arrays keep

@@ -196,6 +196,15 @@ static void note(void *ctx, const char *name, size_t name_len,
 	case VARSYM_FROM_ENV:
 		printf("   (from the environment)\n");
 		break;
+	case VARSYM_FROM_USER:
+		printf("   (from the user scope)\n");
+		break;
+	case VARSYM_FROM_SYSTEM:
+		printf("   (from the system scope)\n");
+		break;
+	case VARSYM_FROM_BUILTIN:
+		printf("   (built-in)\n");
+		break;
 	case VARSYM_FROM_DEFAULT:
 		printf("   (%s: the default)\n", secure ? secure :
 		       "unset or empty");

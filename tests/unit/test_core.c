@@ -367,7 +367,8 @@ static void test_note(void *ctx, const char *name, size_t len,
 		      enum varsym_source from, const char *value,
 		      size_t value_len)
 {
-	static const char *const names[] = { "env", "default", "nothing",
+	static const char *const names[] = { "env", "user", "system",
+					     "builtin", "default", "nothing",
 					     "refused" };
 	struct test_env *e = ctx;
 	size_t n = strlen(e->notes);
@@ -529,6 +530,208 @@ static void run_rows(const struct resolve_row *rows, size_t n, bool seed)
 			      (got == -EINVAL ? -EINVAL : 0),
 			      "template_check(\"%s\")", r->what);
 	}
+}
+
+/*
+ * Scopes and built-ins (docs/SPEC.md section 4): one row per step of the
+ * precedence, for a caller and for a secure-exec one.
+ */
+struct scope_row {
+	const char *what;	/* options (seed: no '$') or template */
+	const char *env, *user, *system;	/* blocks, NUL-separated */
+	size_t env_len, user_len, system_len;
+	bool secure;
+	ssize_t result;
+	const char *expect;
+	const char *notes;
+	unsigned int used;	/* VARSYM_USED_* expected */
+};
+
+#define SCOPE(s) s, sizeof(s) - 1
+
+static const struct scope_row scope_rows[] = {
+	{ "/p/${V:-d}", "V=env\0", "V=user\0", "V=sys\0", 6, 7, 6, false,
+	  OK("/p/env"), "V:env=env", 0 },
+	{ "/p/${V:-d}", "", "V=user\0", "V=sys\0", 0, 7, 6, false,
+	  OK("/p/user"), "V:user=user", VARSYM_USED_USER },
+	{ "/p/${V:-d}", "V=\0", "V=user\0", "V=sys\0", 3, 7, 6, false,
+	  OK("/p/user"), NULL, VARSYM_USED_USER },
+	{ "/p/${V:-d}", "", NULL, "V=sys\0", 0, 0, 6, false, OK("/p/sys"),
+	  "V:system=sys", VARSYM_USED_USER },
+	{ "/p/${V:-d}", "", "W=1\0", "W=2\0", 0, 4, 4, false, OK("/p/d"),
+	  "V:default=d", VARSYM_USED_USER },
+	{ "/p/${V}", "", NULL, NULL, 0, 0, 0, false, -ENOENT, NULL, NULL,
+	  VARSYM_USED_USER },
+	/* secure: the environment and the user scope are skipped */
+	{ "/p/${V:-d}", "V=env\0", "V=user\0", "V=sys\0", 6, 7, 6, true,
+	  OK("/p/sys"), "V:system=sys", 0 },
+	{ "/p/${V:-d}", "V=env\0", "V=user\0", NULL, 6, 7, 0, true,
+	  OK("/p/d"), NULL, 0 },
+	{ "/p/${V}", "V=env\0", "V=user\0", NULL, 6, 7, 0, true, -EACCES,
+	  NULL, NULL, 0 },
+	{ "V,prefix=/u/", "", "V=x\0", "V=y\0", 0, 4, 4, false, OK("/u/x"),
+	  "V:user=x", VARSYM_USED_USER },
+	{ "V,prefix=/u/", "", "V=../x\0", NULL, 0, 7, 0, false, -EACCES,
+	  NULL, "V:refused=../x", VARSYM_USED_USER },
+	{ "V,prefix=/u/,default=d", "V=e\0", "V=x\0", "V=y\0", 4, 4, 4, true,
+	  OK("/u/y"), "V:system=y", 0 },
+	/* one change seen whole: both values from the same block */
+	{ "${A}-${B}", "", NULL, "A=1\0B=1\0", 0, 0, 8, false, OK("1-1"),
+	  "A:system=1 B:system=1", VARSYM_USED_USER },
+	/* built-ins: never from any environment or scope */
+	{ "/opt/${@machine}/lib", "@machine=x\0", NULL, "@machine=y\0", 11, 0,
+	  11, false, OK("/opt/x86_64/lib"), "@machine:builtin=x86_64",
+	  VARSYM_USED_BUILTIN },
+	{ "/home/${@ruid}/${@uid}/${@gid}/${@rgid}", "", NULL, NULL, 0, 0, 0,
+	  false, OK("/home/1000/0/5/1001"), NULL, VARSYM_USED_BUILTIN },
+	{ "/h/${@ruid:-nobody}/${@uid}", "", NULL, NULL, 0, 0, 0, true,
+	  OK("/h/nobody/0"), "@ruid:default=nobody @uid:builtin=0",
+	  VARSYM_USED_BUILTIN },
+	{ "/h/${@rgid}", "", NULL, NULL, 0, 0, 0, true, -EACCES, NULL, NULL,
+	  VARSYM_USED_BUILTIN },
+	{ "${@hostname}.${@osrelease}", "", NULL, NULL, 0, 0, 0, true,
+	  OK("box.6.1.0-57-amd64"), NULL, VARSYM_USED_BUILTIN },
+	{ "@machine,prefix=/opt/", "", NULL, NULL, 0, 0, 0, false,
+	  OK("/opt/x86_64"), NULL, VARSYM_USED_BUILTIN },
+	{ "${@nope}", "", NULL, NULL, 0, 0, 0, false, -EINVAL, NULL, NULL, 0 },
+	{ "${@}", "", NULL, NULL, 0, 0, 0, false, -EINVAL, NULL, NULL, 0 },
+	{ "${@UID}", "", NULL, NULL, 0, 0, 0, false, -EINVAL, NULL, NULL, 0 },
+};
+
+static void test_scopes(void)
+{
+	static const struct varsym_builtins ids = {
+		.uid = 0, .gid = 5, .ruid = 1000, .rgid = 1001,
+		.hostname = "box", .machine = "x86_64",
+		.osrelease = "6.1.0-57-amd64",
+	};
+	static struct varsym_opts o;
+	char out[VARSYM_PATH_MAX], msg[VARSYM_MSG_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(scope_rows) / sizeof(scope_rows[0]); i++) {
+		const struct scope_row *r = &scope_rows[i];
+		struct test_env e = { .env = r->env, .len = r->env_len };
+		unsigned int used = 0;
+		struct varsym_caller c = {
+			.getenv = test_getenv, .note = test_note, .ctx = &e,
+			.secure = r->secure,
+			.user_scope = r->user, .user_scope_len = r->user_len,
+			.system_scope = r->system,
+			.system_scope_len = r->system_len,
+			.builtins = &ids, .used = &used,
+		};
+		ssize_t got, want = r->result;
+
+		if (!strchr(r->what, '$')) {
+			if (parse_opts(r->what, &o, msg)) {
+				check(false, "scope row %zu: options: %s", i,
+				      msg);
+				continue;
+			}
+			got = varsym_resolve_seed(&o, &c, out, sizeof(out));
+		} else {
+			got = varsym_template_expand(r->what, strlen(r->what),
+						     &c, out, sizeof(out));
+		}
+		if (want == 1)
+			want = strlen(r->expect);
+		check(got == want && (got < 0 || !strcmp(out, r->expect)) &&
+		      (!r->notes || !strcmp(e.notes, r->notes)) &&
+		      used == r->used,
+		      "scope row %zu \"%s\" secure=%d: got %s \"%s\" notes \"%s\" used %u",
+		      i, r->what, r->secure, err_name(got), got > 0 ? out : "",
+		      e.notes, used);
+	}
+}
+
+/* Edits: all or nothing, with the bounds and the message. */
+static void test_scope_edit(void)
+{
+	static char big[2 * VARSYM_SCOPE_MAX], out[VARSYM_SCOPE_MAX];
+	static const struct {
+		const char *old;
+		size_t old_len;
+		const char *edits;
+		size_t edits_len;
+		ssize_t result;
+		const char *expect;	/* the new block, or the message */
+		size_t expect_len;
+	} rows[] = {
+		{ SCOPE(""), SCOPE("A=1\0B=2\0"), 8, SCOPE("A=1\0B=2\0") },
+		{ SCOPE("A=1\0B=2\0"), SCOPE("A=3"), 8, SCOPE("B=2\0A=3\0") },
+		{ SCOPE("A=1\0B=2\0"), SCOPE("A\0C=4\0"), 8,
+		  SCOPE("B=2\0C=4\0") },
+		{ SCOPE("A=1\0"), SCOPE("Z\0"), 4, SCOPE("A=1\0") },
+		{ SCOPE("A=1\0"), SCOPE("A\0"), 0, SCOPE("") },
+		{ SCOPE("A=1\0"), SCOPE("B=\0"), -EINVAL,
+		  SCOPE("empty value for 'B' (unset it instead)") },
+		{ SCOPE("A=1\0"), SCOPE("1B=x\0"), -EINVAL,
+		  SCOPE("invalid variable name '1B'") },
+		{ SCOPE("A=1\0"), SCOPE("@uid=0\0"), -EINVAL,
+		  SCOPE("'@uid' is a built-in name: nobody sets it") },
+		{ SCOPE("A=1\0"), SCOPE("B=1\0B\0"), -EINVAL,
+		  SCOPE("'B' given twice") },
+		{ SCOPE("A=1\0"), SCOPE("B=1\0\0C=2"), -EINVAL,
+		  SCOPE("invalid variable name ''") },
+		{ SCOPE("A=1\0"), SCOPE(""), -EINVAL,
+		  SCOPE("no NAME=VALUE or NAME given") },
+		{ SCOPE("A=1\0"), SCOPE("\0"), -EINVAL,
+		  SCOPE("no NAME=VALUE or NAME given") },
+	};
+	char msg[VARSYM_MSG_MAX];
+	struct varsym_scope_entry e;
+	size_t i, pos, n;
+	ssize_t got;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		msg[0] = '\0';
+		got = varsym_scope_edit(rows[i].old, rows[i].old_len,
+					rows[i].edits, rows[i].edits_len, out,
+					sizeof(out), msg, sizeof(msg));
+		check(got == rows[i].result &&
+		      (got < 0 ? !strcmp(msg, rows[i].expect) :
+		       (size_t)got == rows[i].expect_len &&
+		       !memcmp(out, rows[i].expect, got)),
+		      "scope edit row %zu: %s (%s)", i, err_name(got), msg);
+	}
+	/* a value of PATH_MAX - 1 bytes is taken, PATH_MAX is not */
+	memcpy(big, "V=", 2);
+	memset(big + 2, 'v', VARSYM_PATH_MAX);
+	got = varsym_scope_edit("", 0, big, 2 + VARSYM_PATH_MAX - 1, out,
+				sizeof(out), msg, sizeof(msg));
+	check(got == 2 + VARSYM_PATH_MAX, "scope edit: PATH_MAX - 1: %s",
+	      err_name(got));
+	got = varsym_scope_edit("", 0, big, 2 + VARSYM_PATH_MAX, out,
+				sizeof(out), msg, sizeof(msg));
+	check(got == -EINVAL, "scope edit: PATH_MAX: %s", err_name(got));
+	/* 1024 names fit; the 1025th is refused, and so are 65536 bytes */
+	for (n = 0, i = 0; i < VARSYM_SCOPE_ENTRIES_MAX + 1; i++)
+		n += snprintf(big + n, sizeof(big) - n, "V%zu=x", i) + 1;
+	got = varsym_scope_edit("", 0, big, n, out, sizeof(out), msg,
+				sizeof(msg));
+	check(got == -EINVAL, "scope edit: 1025 names in one change: %s",
+	      err_name(got));
+	got = varsym_scope_edit(big, n, "W=1", 3, out, sizeof(out), msg,
+				sizeof(msg));
+	check(got == -E2BIG, "scope edit: past 1024 names: %s (%s)",
+	      err_name(got), msg);
+	for (n = 0, i = 0; i < 16; i++) {
+		n += snprintf(big + n, sizeof(big) - n, "V%zu=", i);
+		memset(big + n, 'v', VARSYM_PATH_MAX - 1);
+		n += VARSYM_PATH_MAX - 1;
+		big[n++] = '\0';
+	}
+	got = varsym_scope_edit("", 0, big, n, out, sizeof(out), msg,
+				sizeof(msg));
+	check(got == -E2BIG, "scope edit: past 65536 bytes: %s",
+	      err_name(got));
+	/* the iterator: names and values of a block */
+	pos = 0;
+	n = 0;
+	while (varsym_scope_next("A=1\0BB=22\0", 10, &pos, &e))
+		n += e.has_value && e.value_len == e.name_len;
+	check(n == 2 && pos == 10, "scope_next: two entries (%zu)", n);
 }
 
 /* Lengths around PATH_MAX - 1, and getenv() failures passed through. */
@@ -1288,6 +1491,8 @@ int main(void)
 	test_options();
 	test_options_limits();
 	run_rows(seed_rows, sizeof(seed_rows) / sizeof(seed_rows[0]), true);
+	test_scopes();
+	test_scope_edit();
 	run_rows(template_rows,
 		 sizeof(template_rows) / sizeof(template_rows[0]), false);
 	test_limits();
