@@ -631,6 +631,13 @@ out:
 	return ret;
 }
 
+void vsfuse_cache_forget_all(struct vsfuse_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	forget_all(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
 void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
 		      unsigned int word, uint64_t link, ssize_t len,
 		      const char *target, uint64_t stamp)

@@ -49,6 +49,12 @@ void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
 		      unsigned int word, uint64_t link, ssize_t len,
 		      const char *target, uint64_t stamp);
 
+/*
+ * Forgets every answer, and any answer being computed: after a change of
+ * a scope, which answers made before it may have used.
+ */
+void vsfuse_cache_forget_all(struct vsfuse_cache *c);
+
 #ifdef VSFUSE_BENCH
 /* the benchmarks' build only: every EXEC event is lost (the tests') */
 extern bool vsfuse_cache_drop_exec;

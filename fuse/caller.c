@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -391,4 +393,110 @@ ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 	if (n == -ETIMEDOUT)
 		c->timed_out = true;
 	return n;
+}
+
+/* "Uid:" or "Gid:" of /proc/TID/status: the real and effective ids. */
+static bool status_ids(const char *status, const char *key, unsigned int *real,
+		       unsigned int *effective)
+{
+	const char *p = strstr(status, key);
+
+	return p && sscanf(p + strlen(key), " %u %u", real, effective) == 2;
+}
+
+int vsfuse_caller_ids(int dirfd, struct vsfuse_ids *ids)
+{
+	char status[2048];
+
+	if (dirfd < 0 || read_small(dirfd, "status", status, sizeof(status)) <= 0)
+		return -1;
+	if (!status_ids(status, "\nUid:", &ids->ruid, &ids->euid) ||
+	    !status_ids(status, "\nGid:", &ids->rgid, &ids->egid))
+		return -1;
+	return 0;
+}
+
+/* uname -m for a PER_LINUX32 process: the kernel's COMPAT_UTS_MACHINE. */
+static const char *compat_machine(const char *machine)
+{
+	if (!strcmp(machine, "x86_64"))
+		return "i686";
+	if (!strcmp(machine, "aarch64"))
+		return "armv8l";
+	return machine;
+}
+
+/* Whether the thread is in the daemon's UTS namespace: 1, 0, or -1. */
+static int same_uts(int dirfd)
+{
+	struct stat mine, its;
+
+	if (stat("/proc/thread-self/ns/uts", &mine) ||
+	    fstatat(dirfd, "ns/uts", &its, 0))
+		return -1;
+	return mine.st_ino == its.st_ino && mine.st_dev == its.st_dev;
+}
+
+/*
+ * The host name of another UTS namespace: this thread joins it for one
+ * uname(2) and comes back (a root daemon; others may not join).
+ */
+static bool uts_hostname(int dirfd, char *buf, size_t size)
+{
+	int own = open("/proc/thread-self/ns/uts", O_RDONLY | O_CLOEXEC);
+	int its = openat(dirfd, "ns/uts", O_RDONLY | O_CLOEXEC);
+	struct utsname u;
+	bool ok = false;
+
+	if (own >= 0 && its >= 0 && !setns(its, CLONE_NEWUTS)) {
+		ok = !uname(&u);
+		if (setns(own, CLONE_NEWUTS)) {
+			/* every later answer would be that namespace's */
+			fprintf(stderr, "varsymfs: cannot return to its own UTS namespace: %m\n");
+			abort();
+		}
+		if (ok)
+			snprintf(buf, size, "%s", u.nodename);
+	}
+	if (own >= 0)
+		close(own);
+	if (its >= 0)
+		close(its);
+	return ok;
+}
+
+void vsfuse_caller_builtins(int dirfd, const struct vsfuse_ids *ids,
+			    struct vsfuse_builtins *b)
+{
+	struct utsname u;
+	char personality[32];
+	unsigned long per = 0;
+
+	memset(b, 0, sizeof(*b));
+	b->core.uid = ids->euid;
+	b->core.gid = ids->egid;
+	b->core.ruid = ids->ruid;
+	b->core.rgid = ids->rgid;
+	if (uname(&u))
+		return;
+	snprintf(b->osrelease, sizeof(b->osrelease), "%s", u.release);
+	b->core.osrelease = b->osrelease;
+	/* the personality is readable where ptrace could attach: else none */
+	if (read_small(dirfd, "personality", personality,
+		       sizeof(personality)) > 0)
+		per = strtoul(personality, NULL, 16);
+	snprintf(b->machine, sizeof(b->machine), "%s",
+		 (per & 0xff) == 0x0008 ? compat_machine(u.machine) :
+		 u.machine);
+	b->core.machine = b->machine;
+	switch (same_uts(dirfd)) {
+	case 1:
+		snprintf(b->hostname, sizeof(b->hostname), "%s", u.nodename);
+		b->core.hostname = b->hostname;
+		break;
+	case 0:
+		if (uts_hostname(dirfd, b->hostname, sizeof(b->hostname)))
+			b->core.hostname = b->hostname;
+		break;
+	}
 }

@@ -18,11 +18,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include "fs.h"
 
@@ -61,6 +63,7 @@ struct readlink_job {
 	bool cache;			/* the answer may be kept */
 	size_t template_len;
 	bool seed;			/* the seed link: no template */
+	bool builtins;			/* it names a built-in */
 	char template[];		/* a copy: the node may go first */
 };
 
@@ -109,13 +112,20 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 			   char *out, size_t size)
 {
 	struct vsfuse_caller caller;
-	struct varsym_caller c = { .getenv = vsfuse_getenv, .ctx = &caller };
+	unsigned int used = 0;
+	struct varsym_caller c = {
+		.getenv = vsfuse_getenv, .ctx = &caller, .used = &used,
+	};
 	struct vsfuse_exec_view view = {
 		.serves_others = fs->serves_others, .hooks = fs->hooks,
 	};
 	char secure_out[VARSYM_PATH_MAX];
+	struct vsfuse_builtins builtins;
+	struct vsfuse_held held;
 	struct timespec deadline;
+	struct vsfuse_ids ids;
 	ssize_t len, secure_len;
+	bool ids_known;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += REQUEST_BUDGET_S;
@@ -124,6 +134,19 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 	caller.uid = job->job.uid;
 	if (!caller.reader)
 		caller.secure = caller.doubt = true;
+	/* whose user scope, and the built-ins: only what the link needs */
+	vsfuse_scopes_get(&fs->scopes, NULL, &held);
+	ids_known = (held.any_user || job->builtins) &&
+		    !vsfuse_caller_ids(caller.dirfd, &ids);
+	if (ids_known && held.any_user) {
+		vsfuse_scopes_put(&fs->scopes, &held);
+		vsfuse_scopes_get(&fs->scopes, &ids.ruid, &held);
+	}
+	vsfuse_held_caller(&held, &c);
+	if (ids_known && job->builtins) {
+		vsfuse_caller_builtins(caller.dirfd, &ids, &builtins);
+		c.builtins = &builtins.core;
+	}
 	c.secure = caller.secure;
 	len = compute(fs, job, &c, out, size);
 	if (caller.timed_out) {
@@ -148,7 +171,15 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 				memcpy(out, secure_out, len + 1);
 		}
 	}
+	vsfuse_scopes_put(&fs->scopes, &held);
+	/*
+	 * A built-in can change without an exec (setuid(2), personality(2)),
+	 * and so can the real uid a user scope was chosen by: the stamps and
+	 * the auxv proof would not see it.  Such answers are not kept.
+	 */
 	if (job->cache && !caller.in_execve && !caller.doubt &&
+	    !(used & VARSYM_USED_BUILTIN) &&
+	    !((used & VARSYM_USED_USER) && held.any_user) &&
 	    caller.dirfd >= 0 && varsym_is_answer(len))
 		vsfuse_cache_put(fs->cache, job->tid, caller.dirfd, caller.word,
 				 job->link, len, out, job->stamp);
@@ -176,7 +207,7 @@ static void serve_readlink(void *ctx, struct vsfuse_job *j)
 	free(job);
 }
 
-static struct readlink_job *new_job(fuse_req_t req,
+static struct readlink_job *new_job(struct vsfuse *fs, fuse_req_t req,
 				    const struct vsfuse_node *n,
 				    uint64_t stamp, bool cache)
 {
@@ -193,6 +224,8 @@ static struct readlink_job *new_job(fuse_req_t req,
 	job->stamp = stamp;
 	job->cache = cache;
 	job->seed = !n->template;
+	job->builtins = n->template ? strstr(n->template, "${@") != NULL :
+			fs->opts.var[0] == '@';
 	if (n->template) {	/* never changes: no lock needed */
 		memcpy(job->template, n->template, n->template_len + 1);
 		job->template_len = n->template_len;
@@ -229,7 +262,7 @@ static void vsfuse_readlink(fuse_req_t req, fuse_ino_t ino)
 			return reply_target(req, len, target);
 		cache = found == VSFUSE_CACHE_MISS;
 	}
-	job = new_job(req, n, stamp, cache);
+	job = new_job(fs, req, n, stamp, cache);
 	if (!job)
 		return reply_error(req, -ENOMEM);
 	if (fs->pool)
@@ -426,9 +459,86 @@ static void vsfuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	vsfuse_getattr(req, ino, fi);
 }
 
+/* ---- the scopes, on the root (docs/varsymfs.5) ---- */
+
+/* 1 for the system scope's name, 0 for the user scope's, -1 for neither. */
+static int scope_attr(const char *name)
+{
+	if (!strcmp(name, VARSYM_XATTR_SYSTEM_SCOPE))
+		return 1;
+	return strcmp(name, VARSYM_XATTR_USER_SCOPE) ? -1 : 0;
+}
+
+/* The real uid of the request's caller, whose user scope it means. */
+static int request_ruid(struct vsfuse *fs, fuse_req_t req, uid_t *ruid)
+{
+	struct vsfuse_ids ids;
+	char name[32];
+	int dirfd, err;
+
+	snprintf(name, sizeof(name), "%d", fuse_req_ctx(req)->pid);
+	dirfd = openat(fs->procfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -ESRCH;
+	err = vsfuse_caller_ids(dirfd, &ids) ? -ESRCH : 0;
+	close(dirfd);
+	*ruid = ids.ruid;
+	return err;
+}
+
+/* Whether the caller may change the system scope: root or the admin. */
+static bool may_administer(struct vsfuse *fs, fuse_req_t req)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+
+	return uid == 0 || uid == fs->admin;
+}
+
+static void get_scope(struct vsfuse *fs, fuse_req_t req, bool system,
+		      size_t size)
+{
+	uid_t ruid = 0;
+	char *buf = NULL;
+	ssize_t len;
+	int err;
+
+	if (!system && (err = request_ruid(fs, req, &ruid)))
+		return reply_error(req, err);
+	if (size && !(buf = malloc(size)))
+		return reply_error(req, -ENOMEM);
+	len = vsfuse_scopes_read(&fs->scopes, system, ruid, buf, size);
+	if (len < 0)
+		reply_error(req, len);
+	else if (!size)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, buf, len);
+	free(buf);
+}
+
+static void set_scope(struct vsfuse *fs, fuse_req_t req, bool system,
+		      const char *value, size_t size, bool clear)
+{
+	char msg[VARSYM_MSG_MAX];
+	uid_t ruid = 0;
+	int err;
+
+	if (system && !may_administer(fs, req))
+		return reply_error(req, -EPERM);
+	if (!system && (err = request_ruid(fs, req, &ruid)))
+		return reply_error(req, err);
+	err = clear ? vsfuse_scopes_clear(&fs->scopes, system, ruid) :
+		      vsfuse_scopes_edit(&fs->scopes, system, ruid, value, size,
+					 msg, sizeof(msg));
+	/* answers made with the old values go; published first (scopes.c) */
+	if (!err && fs->cache)
+		vsfuse_cache_forget_all(fs->cache);
+	reply_error(req, err);
+}
+
 /*
  * The raw text behind a link, readable by anyone: a template link's
- * template, or the seed link's mount options.
+ * template, or the seed link's mount options.  On the root: the scopes.
  */
 static void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			    size_t size)
@@ -438,6 +548,8 @@ static void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	const char *value = NULL;
 	size_t len;
 
+	if (ino == FUSE_ROOT_ID && scope_attr(name) >= 0)
+		return get_scope(fs, req, scope_attr(name), size);
 	if (ino != FUSE_ROOT_ID && !n)
 		return reply_error(req, -ESTALE);
 	if (ino != FUSE_ROOT_ID && n->template &&
@@ -459,23 +571,13 @@ static void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		fuse_reply_buf(req, value, len);
 }
 
-static void vsfuse_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+static void reply_names(fuse_req_t req, const char *a, const char *b,
+			size_t size)
 {
-	struct vsfuse *fs = fuse_req_userdata(req);
-	const struct vsfuse_node *n = node_of(fs, ino);
 	char names[64];
-	size_t len;
-
-	if (ino == FUSE_ROOT_ID) {
-		fuse_reply_xattr(req, 0);
-		return;
-	}
-	if (!n)
-		return reply_error(req, -ESTALE);
 	/* NUL-separated, the last NUL counted */
-	len = snprintf(names, sizeof(names), "%s%c%s",
-		       n->template ? VARSYM_XATTR_TEMPLATE :
-		       VARSYM_XATTR_OPTIONS, '\0', VARSYM_XATTR_EXEC) + 1;
+	size_t len = snprintf(names, sizeof(names), "%s%c%s", a, '\0', b) + 1;
+
 	if (!size)
 		fuse_reply_xattr(req, len);
 	else if (size < len)
@@ -484,11 +586,37 @@ static void vsfuse_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_buf(req, names, len);
 }
 
+static void vsfuse_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct vsfuse *fs = fuse_req_userdata(req);
+	const struct vsfuse_node *n = node_of(fs, ino);
+
+	if (ino == FUSE_ROOT_ID)
+		return reply_names(req, VARSYM_XATTR_USER_SCOPE,
+				   VARSYM_XATTR_SYSTEM_SCOPE, size);
+	if (!n)
+		return reply_error(req, -ESTALE);
+	reply_names(req, n->template ? VARSYM_XATTR_TEMPLATE :
+		    VARSYM_XATTR_OPTIONS, VARSYM_XATTR_EXEC, size);
+}
+
+/* A change of a scope on the root; nothing else is set: as the kernel. */
 static void vsfuse_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			    const char *value, size_t size, int flags)
 {
-	(void)ino, (void)name, (void)value, (void)size, (void)flags;
-	reply_error(req, -EOPNOTSUPP);	/* as the kernel: no setter */
+	(void)flags;
+	if (ino != FUSE_ROOT_ID || scope_attr(name) < 0)
+		return reply_error(req, -EOPNOTSUPP);
+	set_scope(fuse_req_userdata(req), req, scope_attr(name), value, size,
+		  false);
+}
+
+static void vsfuse_removexattr(fuse_req_t req, fuse_ino_t ino,
+			       const char *name)
+{
+	if (ino != FUSE_ROOT_ID || scope_attr(name) < 0)
+		return reply_error(req, -EOPNOTSUPP);
+	set_scope(fuse_req_userdata(req), req, scope_attr(name), NULL, 0, true);
 }
 
 /* No directories, device nodes, regular files or hard links: EPERM. */
@@ -543,8 +671,11 @@ int vsfuse_fs_init(struct vsfuse *fs, uid_t uid, gid_t gid)
 {
 	if (vsfuse_dir_init(&fs->dir, &fs->opts, uid, gid))
 		return -1;
+	vsfuse_scopes_init(&fs->scopes);
+	fs->admin = uid;
 	if (fs->serves_others &&
 	    vsfuse_pool_new(&fs->pool, POOL_MAX, serve_readlink, fs)) {
+		vsfuse_scopes_destroy(&fs->scopes);
 		vsfuse_dir_destroy(&fs->dir);
 		return -1;
 	}
@@ -565,6 +696,7 @@ void vsfuse_fs_destroy(struct vsfuse *fs)
 {
 	vsfuse_fs_finish(fs);
 	vsfuse_dir_destroy(&fs->dir);
+	vsfuse_scopes_destroy(&fs->scopes);
 }
 
 const struct fuse_lowlevel_ops vsfuse_ops = {
@@ -588,4 +720,5 @@ const struct fuse_lowlevel_ops vsfuse_ops = {
 	.setxattr = vsfuse_setxattr,
 	.getxattr = vsfuse_getxattr,
 	.listxattr = vsfuse_listxattr,
+	.removexattr = vsfuse_removexattr,
 };

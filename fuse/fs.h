@@ -13,6 +13,7 @@
 #include "pool.h"
 #include "caller.h"
 #include "reader.h"
+#include "scopes.h"
 
 struct vsfuse {
 	struct varsym_opts opts;
@@ -24,6 +25,8 @@ struct vsfuse {
 	struct vsfuse_cache *cache;	/* NULL: read /proc every time */
 	struct vsfuse_pool *pool;	/* when serves_others */
 	struct vsfuse_dir dir;
+	struct vsfuse_scopes scopes;
+	uid_t admin;		/* may set the system scope, with root */
 #ifdef VSFUSE_BENCH
 	/* the benchmarks' build only: --naive, --constant=TARGET (main.c) */
 	bool naive;
