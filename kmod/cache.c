@@ -16,7 +16,9 @@
  *  - its environment area: a process that moves it (prctl PR_SET_MM) gets a
  *    new answer;
  *  - the link: a 64-bit id, never reused, given to each mount (seed) and
- *    each template link.
+ *    each template link;
+ *  - the mount's scopes: their generation, which every change moves, and
+ *    the real uid whose user scope was read.
  * Answers read during execve (execve's envp decides) or by a kernel thread
  * are never stored or used.
  *
@@ -59,11 +61,13 @@ u64 varsymfs_new_link_id(void)
  * varsymfs_cache_key - the key of current's answer for a link
  * @key: filled in
  * @link: the link's id
+ * @scope_gen: its mount's scope generation, read before the scopes
  *
  * Lockless: a field that changes under us (a concurrent prctl on our own
  * environment) only makes a key that matches nothing.
  */
-void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link)
+void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link,
+			u64 scope_gen)
 {
 	struct mm_struct *mm = current->mm;
 
@@ -76,6 +80,8 @@ void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link)
 	key->exec_id = READ_ONCE(current->self_exec_id);
 	key->env_start = READ_ONCE(mm->env_start);
 	key->env_end = READ_ONCE(mm->env_end);
+	key->scope_gen = scope_gen;
+	key->ruid = __kuid_val(current_uid());
 }
 
 static struct answer __rcu **slot_of(const struct varsymfs_cache_key *key)

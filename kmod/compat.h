@@ -9,9 +9,18 @@
 #ifndef VARSYMFS_COMPAT_H
 #define VARSYMFS_COMPAT_H
 
+#include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/ftrace.h>
 #include <linux/version.h>
+
+/*
+ * What uname -m says to a linux32 process: the architecture's
+ * COMPAT_UTS_MACHINE (x86: i686, arm64: armv8l), where it has compat.
+ */
+#if defined(CONFIG_COMPAT) && defined(COMPAT_UTS_MACHINE)
+#define VARSYMFS_COMPAT_MACHINE COMPAT_UTS_MACHINE
+#endif
 
 /*
  * 6.3 replaced the user namespace passed to inode operations with a mount

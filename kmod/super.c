@@ -24,6 +24,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/statfs.h>
+#include <linux/xattr.h>
 
 #include "varsymfs.h"
 
@@ -107,6 +108,7 @@ static const struct inode_operations varsymfs_seed_dir_iops = {
 	.lookup = simple_lookup,
 	.create = varsymfs_create,
 	.setattr = varsymfs_seed_setattr,
+	.listxattr = generic_listxattr,
 };
 
 /*
@@ -137,6 +139,7 @@ static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
 		return -ENOMEM;
 	}
 	t->id = varsymfs_new_link_id();
+	t->builtins = strstr(symname, "${@");
 	t->len = len;
 	memcpy(t->text, symname, len + 1);
 	inode = varsymfs_new_inode(dir->i_sb, S_IFLNK | 0777, get_next_ino());
@@ -161,6 +164,7 @@ static const struct inode_operations varsymfs_template_dir_iops = {
 	.symlink = varsymfs_symlink,
 	.unlink = simple_unlink,
 	.rename = simple_rename,
+	.listxattr = generic_listxattr,
 };
 
 static int varsymfs_fill_seed(struct super_block *sb)
@@ -342,6 +346,8 @@ static int varsymfs_init_fs_context(struct fs_context *fc)
 		return -ENOMEM;
 	varsym_opts_init(&sbi->opts);
 	sbi->seed_id = varsymfs_new_link_id();
+	mutex_init(&sbi->scope_lock);
+	xa_init(&sbi->user_scopes);
 	fc->s_fs_info = sbi;
 	fc->ops = &varsymfs_context_ops;
 	return 0;
@@ -352,6 +358,7 @@ static void varsymfs_kill_sb(struct super_block *sb)
 	struct varsymfs_sb_info *sbi = varsymfs_sb(sb);
 
 	varsymfs_kill_tree(sb);
+	varsymfs_scopes_free(sbi);
 	/* a lazily unmounted tree may still be in an RCU walk's hands */
 	kfree_rcu(sbi, rcu);
 }

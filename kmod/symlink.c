@@ -39,7 +39,14 @@ static ssize_t compute(struct inode *inode, struct varsymfs_caller *c,
 static ssize_t interp_answer(struct inode *inode, struct varsymfs_caller *c,
 			     char *target, ssize_t n, gfp_t gfp)
 {
-	struct varsymfs_caller secure = { .core = { .secure = true } };
+	struct varsymfs_caller secure = {
+		.core = {
+			.secure = true,
+			.system_scope = c->core.system_scope,
+			.system_scope_len = c->core.system_scope_len,
+			.builtins = c->core.builtins,
+		},
+	};
 	ssize_t m;
 	int follow;
 	char *alt;
@@ -73,6 +80,14 @@ static u64 link_id(struct inode *inode)
 	return t ? t->id : varsymfs_sb(inode->i_sb)->seed_id;
 }
 
+/* A built-in may change without an execve (setuid(2), sethostname(2)). */
+static bool names_builtin(struct inode *inode)
+{
+	const struct varsymfs_template *t = varsymfs_template_of(inode);
+
+	return t ? t->builtins : varsymfs_sb(inode->i_sb)->opts.var[0] == '@';
+}
+
 /**
  * varsymfs_resolve - the target of a link for current
  * @inode: the link
@@ -92,8 +107,12 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 	/* charged to the caller's memory cgroup: users make these */
 	gfp_t gfp = rcu ? GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN :
 			  GFP_KERNEL_ACCOUNT;
-	bool cacheable = varsymfs_caller_keeps_answer();
+	struct varsymfs_sb_info *sbi = varsymfs_sb(inode->i_sb);
+	bool builtins = names_builtin(inode);
+	bool cacheable = !builtins && varsymfs_caller_keeps_answer();
+	struct varsymfs_builtins *ids = NULL;
 	struct varsymfs_cache_key key;
+	struct varsymfs_held held;
 	struct varsymfs_caller c;
 	const char *cached;
 	char *target;
@@ -101,7 +120,9 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 
 	/* the hot path: no lock, no look at the environment */
 	if (cacheable) {
-		varsymfs_cache_key(&key, link_id(inode));
+		/* read before the scopes: a change after it is a miss */
+		varsymfs_cache_key(&key, link_id(inode),
+				   atomic64_read_acquire(&sbi->scope_gen));
 		cached = varsymfs_cache_get(&key, done);
 		if (cached)
 			return cached;
@@ -112,9 +133,22 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 	target = kmalloc(PATH_MAX, gfp);
 	if (!target)
 		return ERR_PTR(rcu ? -ECHILD : -ENOMEM);
+	if (builtins) {
+		ids = kmalloc(sizeof(*ids), gfp);
+		if (!ids) {
+			kfree(target);
+			return ERR_PTR(rcu ? -ECHILD : -ENOMEM);
+		}
+		varsymfs_builtins(ids);
+		c.core.builtins = &ids->core;
+	}
+	varsymfs_scopes_hold(inode->i_sb, rcu, &held);
+	varsymfs_held_caller(&held, &c.core);
 	n = compute(inode, &c, target);
 	if (c.exec_interp)
 		n = interp_answer(inode, &c, target, n, gfp);
+	varsymfs_scopes_release(&held);
+	kfree(ids);
 	if (cacheable && varsym_is_answer(n))
 		varsymfs_cache_put(&key, n >= 0 ? target : NULL,
 				   n >= 0 ? 0 : n, gfp);
@@ -252,5 +286,7 @@ static const struct xattr_handler options_xattr = {
 VARSYMFS_XATTR_HANDLERS varsymfs_xattr_handlers[] = {
 	&template_xattr,
 	&options_xattr,
+	&varsymfs_user_scope_xattr,
+	&varsymfs_system_scope_xattr,
 	NULL
 };

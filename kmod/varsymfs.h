@@ -6,6 +6,9 @@
 #define VARSYMFS_H
 
 #include <linux/fs.h>
+#include <linux/mutex.h>
+#include <linux/utsname.h>
+#include <linux/xarray.h>
 
 #include "compat.h"
 #include "varsym_core.h"
@@ -23,6 +26,11 @@ struct varsymfs_sb_info {
 	u64 seed_id;		/* the seed link's id in the answer cache */
 	atomic_t links;		/* template links alive, up to opts.nr_links */
 	struct varsym_opts opts;
+	/* the scopes (scope.c): changed under scope_lock, read under RCU */
+	struct mutex scope_lock;
+	struct varsymfs_scope __rcu *system_scope;
+	struct xarray user_scopes;	/* by real kuid */
+	atomic64_t scope_gen;		/* moved by every change */
 };
 
 /*
@@ -32,6 +40,7 @@ struct varsymfs_sb_info {
  */
 struct varsymfs_template {
 	u64 id;			/* in the answer cache */
+	bool builtins;		/* it names a built-in: never cached */
 	size_t len;
 	char text[];
 };
@@ -63,6 +72,30 @@ void varsymfs_count(enum varsymfs_stat what);
 /* symlink.c */
 extern const struct inode_operations varsymfs_link_iops;
 extern VARSYMFS_XATTR_HANDLERS varsymfs_xattr_handlers[];
+
+/* scope.c: the scopes a resolution holds, and the built-ins */
+struct varsymfs_scope;
+
+struct varsymfs_held {
+	struct varsymfs_scope *user, *system;
+	bool rcu;		/* no references: the walk's RCU read lock */
+};
+
+struct varsymfs_builtins {
+	struct varsym_builtins core;
+	char hostname[__NEW_UTS_LEN + 1], machine[__NEW_UTS_LEN + 1];
+	char osrelease[__NEW_UTS_LEN + 1];
+};
+
+void varsymfs_scopes_hold(struct super_block *sb, bool rcu,
+			  struct varsymfs_held *h);
+void varsymfs_scopes_release(struct varsymfs_held *h);
+void varsymfs_held_caller(const struct varsymfs_held *h,
+			  struct varsym_caller *c);
+void varsymfs_scopes_free(struct varsymfs_sb_info *sbi);
+void varsymfs_builtins(struct varsymfs_builtins *b);
+extern const struct xattr_handler varsymfs_user_scope_xattr;
+extern const struct xattr_handler varsymfs_system_scope_xattr;
 
 /* caller.c: the process a link is resolved for */
 enum varsymfs_env_source {
@@ -103,12 +136,15 @@ struct varsymfs_cache_key {
 	u64 exec_id;
 	u64 env_start, env_end;
 	u64 tgid;
+	u64 scope_gen;		/* the mount's scopes, as they were */
+	u64 ruid;		/* whose user scope */
 };
 
-static_assert(sizeof(struct varsymfs_cache_key) == 6 * sizeof(u64));
+static_assert(sizeof(struct varsymfs_cache_key) == 8 * sizeof(u64));
 
 u64 varsymfs_new_link_id(void);
-void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link);
+void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link,
+			u64 scope_gen);
 const char *varsymfs_cache_get(const struct varsymfs_cache_key *key,
 			       struct delayed_call *done);
 void varsymfs_cache_put(const struct varsymfs_cache_key *key,
