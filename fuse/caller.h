@@ -13,6 +13,7 @@
 
 #include "exec_hooks.h"
 #include "varsym_core.h"
+#include "varsym_proc.h"
 
 struct vsfuse_reader;
 
@@ -81,28 +82,6 @@ bool vsfuse_caller_may_gain(const struct vsfuse_caller *c,
 /* The core's getenv() for an opened caller with a reader. */
 ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 		      char *buf, size_t size);
-
-/* A caller's real and effective ids, as the daemon's namespace sees them. */
-struct vsfuse_ids {
-	unsigned int ruid, euid, rgid, egid;
-};
-
-/* From /proc/TID/status (dirfd: /proc/TID): 0, or -1. */
-int vsfuse_caller_ids(int dirfd, struct vsfuse_ids *ids);
-
-/* The core's built-ins for a caller, with room for their text. */
-struct vsfuse_builtins {
-	struct varsym_builtins core;
-	char hostname[65], machine[65], osrelease[65];
-};
-
-/*
- * Fills b for /proc/TID (dirfd): ids, the host name of its UTS namespace
- * (unset where the daemon cannot see it), uname -m under its personality
- * (linux32: i686), the release.
- */
-void vsfuse_caller_builtins(int dirfd, const struct vsfuse_ids *ids,
-			    struct vsfuse_builtins *b);
 
 enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
 				    uint64_t *envp, unsigned int *ptr_size);

@@ -120,10 +120,10 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 		.serves_others = fs->serves_others, .hooks = fs->hooks,
 	};
 	char secure_out[VARSYM_PATH_MAX];
-	struct vsfuse_builtins builtins;
+	struct varsym_proc_builtins builtins;
 	struct vsfuse_held held;
 	struct timespec deadline;
-	struct vsfuse_ids ids;
+	struct varsym_proc_ids ids;
 	ssize_t len, secure_len;
 	bool ids_known;
 
@@ -137,14 +137,14 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 	/* whose user scope, and the built-ins: only what the link needs */
 	vsfuse_scopes_get(&fs->scopes, NULL, &held);
 	ids_known = (held.any_user || job->builtins) &&
-		    !vsfuse_caller_ids(caller.dirfd, &ids);
+		    !varsym_proc_ids(caller.dirfd, &ids);
 	if (ids_known && held.any_user) {
 		vsfuse_scopes_put(&fs->scopes, &held);
 		vsfuse_scopes_get(&fs->scopes, &ids.ruid, &held);
 	}
 	vsfuse_held_caller(&held, &c);
 	if (ids_known && job->builtins) {
-		vsfuse_caller_builtins(caller.dirfd, &ids, &builtins);
+		varsym_proc_builtins(caller.dirfd, &ids, &builtins);
 		c.builtins = &builtins.core;
 	}
 	c.secure = caller.secure;
@@ -472,7 +472,7 @@ static int scope_attr(const char *name)
 /* The real uid of the request's caller, whose user scope it means. */
 static int request_ruid(struct vsfuse *fs, fuse_req_t req, uid_t *ruid)
 {
-	struct vsfuse_ids ids;
+	struct varsym_proc_ids ids;
 	char name[32];
 	int dirfd, err;
 
@@ -480,7 +480,7 @@ static int request_ruid(struct vsfuse *fs, fuse_req_t req, uid_t *ruid)
 	dirfd = openat(fs->procfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		return -ESRCH;
-	err = vsfuse_caller_ids(dirfd, &ids) ? -ESRCH : 0;
+	err = varsym_proc_ids(dirfd, &ids) ? -ESRCH : 0;
 	close(dirfd);
 	*ruid = ids.ruid;
 	return err;
