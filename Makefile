@@ -35,9 +35,11 @@ CPPFLAGS += -Icore -DVARSYM_VERSION='"$(VERSION)"'
 FUSE_CFLAGS = $(shell pkg-config --cflags fuse3 libbpf) -I$(B)
 FUSE_LIBS = $(shell pkg-config --libs fuse3 libbpf)
 
-CORE_SRC := core/caller.c core/env.c core/options.c core/process.c \
+CORE_SRC := core/caller.c core/conf.c core/env.c core/options.c core/process.c \
+	core/procfs.c \
 	core/resolve.c core/scope.c core/template.c
 CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h \
+	core/varsym_proc.h \
 	core/execve_nrs.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
 	fuse/pool.c fuse/cache.c fuse/exec_hooks.c fuse/scopes.c
@@ -132,8 +134,11 @@ $(B)/bench/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
 		$(LDFLAGS) -o $@ $(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
 # The command-line tool: explains a path walk through variant links.
-$(B)/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c tools/errno_name.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $(CORE_SRC) tools/varsym.c
+VARSYM_SRC := tools/varsym.c tools/scopes.c
+VARSYM_HDR := tools/varsym.h tools/errno_name.h
+
+$(B)/varsym: $(CORE_SRC) $(CORE_HDR) $(VARSYM_SRC) $(VARSYM_HDR) | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $(CORE_SRC) $(VARSYM_SRC)
 
 # The same programs with AddressSanitizer and UBSan, for make check.
 SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -143,9 +148,9 @@ $(B)/asan/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
 	$(CC) $(CPPFLAGS) $(SAN) $(WARN) $(FUSE_CFLAGS) -o $@ \
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
-$(B)/asan/varsym: $(CORE_SRC) $(CORE_HDR) tools/varsym.c tools/errno_name.h
+$(B)/asan/varsym: $(CORE_SRC) $(CORE_HDR) $(VARSYM_SRC) $(VARSYM_HDR)
 	@mkdir -p $(B)/asan
-	$(CC) $(CPPFLAGS) $(SAN) $(WARN) -o $@ $(CORE_SRC) tools/varsym.c
+	$(CC) $(CPPFLAGS) $(SAN) $(WARN) -o $@ $(CORE_SRC) $(VARSYM_SRC)
 
 # The suite takes a directory of programs: the helpers are the plain ones.
 sanitized: $(B)/asan/varsymfs $(B)/asan/varsym $(TEST_BIN)
@@ -254,6 +259,7 @@ install: $(B)/varsymfs $(B)/varsym
 		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
 		$(DESTDIR)$(mandir)/man8
 	install -m 755 $(B)/varsymfs $(DESTDIR)$(sbindir)/varsymfs
+	install -m 755 tools/mount.varsymfs $(DESTDIR)$(sbindir)/mount.varsymfs
 	install -m 755 $(B)/varsym $(DESTDIR)$(bindir)/varsym
 	install -m 644 man/varsym.1 $(DESTDIR)$(mandir)/man1/varsym.1
 	install -m 644 man/varsymfs.5 $(DESTDIR)$(mandir)/man5/varsymfs.5
@@ -264,6 +270,7 @@ install: $(B)/varsymfs $(B)/varsym
 
 uninstall:
 	rm -f $(DESTDIR)$(sbindir)/varsymfs $(DESTDIR)$(bindir)/varsym \
+		$(DESTDIR)$(sbindir)/mount.varsymfs \
 		$(DESTDIR)$(mandir)/man1/varsym.1 \
 		$(DESTDIR)$(mandir)/man5/varsymfs.5 \
 		$(DESTDIR)$(mandir)/man8/varsymfs.8 \

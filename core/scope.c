@@ -153,12 +153,12 @@ static VARSYM_PRINTF(3, 4) int refuse(char *msg, size_t size, const char *fmt,
 
 /* Whether block holds an entry named name (edits: "NAME" counts too). */
 static bool names(const char *block, size_t len, const char *name,
-		  size_t name_len, size_t upto)
+		  size_t name_len, size_t end)
 {
 	struct varsym_scope_entry e;
 	size_t pos = 0;
 
-	while (pos < upto && varsym_scope_next(block, len, &pos, &e))
+	while (pos < end && varsym_scope_next(block, len, &pos, &e))
 		if (e.name_len == name_len && !memcmp(e.name, name, name_len))
 			return true;
 	return false;

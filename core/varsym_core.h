@@ -115,8 +115,8 @@ struct varsym_builtins {
 int varsym_builtin_id(const char *name, size_t len);
 
 /* What a resolution consulted, for a layer that keeps answers. */
-#define VARSYM_USED_USER (1U << 0)	/* a user scope: keyed by real uid */
-#define VARSYM_USED_BUILTIN (1U << 1)	/* a built-in: never keep it */
+#define VARSYM_USED_USER 0x1U	/* a user scope: keyed by real uid */
+#define VARSYM_USED_BUILTIN 0x2U	/* a built-in: never keep it */
 
 /*
  * The process a link is resolved for.  A variable's value comes from the
@@ -182,6 +182,17 @@ bool varsym_scope_next(const char *block, size_t len, size_t *pos,
 ssize_t varsym_scope_edit(const char *old, size_t old_len, const char *edits,
 			  size_t edits_len, char *out, size_t size, char *msg,
 			  size_t msg_size);
+
+/* The configuration file of the system scopes (conf.c; user space only). */
+#define VARSYM_CONF_PATH "/etc/varsym.conf"
+/*
+ * The NAME=VALUE lines of text (len bytes) in the sections of mount point
+ * mount, as one block in out (size bytes; VARSYM_SCOPE_MAX is enough):
+ * its length, or -EINVAL with "line N: why" in msg.
+ */
+ssize_t varsym_conf_section(const char *text, size_t len, const char *mount,
+			    char *out, size_t size, char *msg,
+			    size_t msg_size);
 
 /*
  * Mount options, one parser for both implementations.  Fixed arrays keep

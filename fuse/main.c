@@ -318,6 +318,7 @@ int main(int argc, char *argv[])
 	struct cmdline cl = { 0 };
 	struct fuse_session *se;
 	static struct vsfuse fs;
+	char msg[VARSYM_MSG_MAX];
 	int ret = -1;
 
 	if (parse_args(&args, &fs, &cl))
@@ -346,6 +347,11 @@ int main(int argc, char *argv[])
 	if (vsfuse_fs_init(&fs, geteuid(), getegid())) {
 		perror("varsymfs");
 		goto out_close_proc;
+	}
+	if (vsfuse_scopes_load(&fs.scopes, opts.mountpoint, msg,
+			       sizeof(msg))) {
+		fprintf(stderr, "varsymfs: %s; not mounted\n", msg);
+		goto out_destroy_fs;
 	}
 	/* without exec and exit events (not root), read /proc every time */
 	if (wants_cache(&fs) && vsfuse_cache_new(&fs.cache, fs.hooks) && opts.debug)

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,5 +199,52 @@ int vsfuse_scopes_clear(struct vsfuse_scopes *s, bool system, uid_t uid)
 	err = swap_locked(s, system, uid, NULL);
 	pthread_mutex_unlock(&s->lock);
 	pthread_mutex_unlock(&s->edit_lock);
+	return err;
+}
+
+int vsfuse_scopes_load(struct vsfuse_scopes *s, const char *mountpoint,
+		       char *msg, size_t msg_size)
+{
+	const char *env = getenv("VARSYM_CONF");
+	const char *path = env && *env ? env : VARSYM_CONF_PATH;
+	char root[PATH_MAX], *text = NULL, *block;
+	size_t size = 0;
+	ssize_t n;
+	FILE *f;
+	int err = 0;
+
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	n = getdelim(&text, &size, '\0', f);
+	if (n < 0)
+		n = ferror(f) ? -EIO : 0;
+	fclose(f);
+	block = malloc(VARSYM_SCOPE_MAX);
+	if (n >= 0 && !block)
+		n = -ENOMEM;
+	if (n >= 0 && !realpath(mountpoint, root))
+		n = -errno;
+	if (n < 0) {
+		snprintf(msg, msg_size, "%s: %s", path, strerror(-n));
+		err = n;
+		goto out;
+	}
+	n = varsym_conf_section(text, n, root, block, VARSYM_SCOPE_MAX, msg,
+				msg_size);
+	if (n > 0)
+		err = vsfuse_scopes_edit(s, true, 0, block, n, msg, msg_size);
+	else
+		err = n;
+	if (err) {
+		/* the line's number first, then the file's name */
+		char why[VARSYM_MSG_MAX];
+
+		snprintf(why, sizeof(why), "%s", msg);
+		snprintf(msg, msg_size, "%s: %s", path, why);
+	}
+out:
+	free(block);
+	free(text);
 	return err;
 }

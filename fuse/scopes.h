@@ -60,6 +60,13 @@ ssize_t vsfuse_scopes_read(struct vsfuse_scopes *s, bool system, uid_t uid,
 int vsfuse_scopes_edit(struct vsfuse_scopes *s, bool system, uid_t uid,
 		       const char *edits, size_t len, char *msg,
 		       size_t msg_size);
+/*
+ * The system scope from /etc/varsym.conf (or $VARSYM_CONF), the section
+ * of mountpoint: 0 (no file is none), or -errno with a message that names
+ * the file and the line; then nothing is applied.
+ */
+int vsfuse_scopes_load(struct vsfuse_scopes *s, const char *mountpoint,
+		       char *msg, size_t msg_size);
 /* Empties it: 0, or -errno. */
 int vsfuse_scopes_clear(struct vsfuse_scopes *s, bool system, uid_t uid);
 

@@ -4,6 +4,7 @@
  *
  *   varsym explain [-i] [--env NAME=VALUE]... [--secure] PATH
  *   varsym show LINK
+ *   varsym set|unset|list|load ...: a mount's scopes (scopes.c)
  *
  * explain walks PATH one component at a time as namei(1) does, and for each
  * variant link shows its template (or the seed mount's options), every
@@ -32,7 +33,7 @@
 #include <unistd.h>
 
 #include "errno_name.h"
-#include "varsym_core.h"
+#include "varsym.h"
 
 #ifndef VARSYM_VERSION
 #define VARSYM_VERSION "unknown"
@@ -42,12 +43,6 @@
 
 #define MAX_LINKS 40		/* the kernel's MAXSYMLINKS */
 #define DETAIL 4		/* extra indent of a variant link's details */
-
-enum {
-	EXIT_RESOLVES = 0,	/* explained path resolves, link shown */
-	EXIT_UNRESOLVED = 1,	/* it does not, or not a variant link */
-	EXIT_USAGE = 2,		/* bad command line, or a system error */
-};
 
 extern char **environ;
 
@@ -89,7 +84,7 @@ struct variant {
  * Names, values and targets are bytes; control bytes are shown as \xNN so
  * that a hostile name cannot move the cursor of the person reading.
  */
-static void put_bytes(const char *s, size_t len)
+void put_bytes(const char *s, size_t len)
 {
 	size_t i;
 
@@ -612,11 +607,15 @@ static int explain(const struct environment *env, const char *path)
 	return fd >= 0 ? EXIT_RESOLVES : EXIT_UNRESOLVED;
 }
 
-static void usage(FILE *f)
+void usage(FILE *f)
 {
 	static const char text[] =
 	"usage: varsym explain [-i] [--env NAME=VALUE]... [--secure] PATH\n"
 	"       varsym show LINK\n"
+	"       varsym set [-s|-u] [--save] DIR NAME=VALUE...\n"
+	"       varsym unset [-s|-u] [--save] DIR NAME...\n"
+	"       varsym list [-s|-u] DIR\n"
+	"       varsym load [--config FILE] DIR\n"
 	"       varsym --help | --version\n"
 	"\n"
 	"Explains variant symbolic links (varsymfs).\n"
@@ -638,16 +637,28 @@ static void usage(FILE *f)
 	"              variable is unset\n"
 	"show LINK     prints a variant link's raw template, or a seed\n"
 	"              link's mount options\n"
+	"set DIR NAME=VALUE...\n"
+	"              sets values in a scope of the mount DIR is in (its\n"
+	"              mount point, or a link in it), all in one change:\n"
+	"              -u (the default) your own user scope, -s the system\n"
+	"              scope (root); --save also writes them to\n"
+	"              /etc/varsym.conf (or $VARSYM_CONF)\n"
+	"unset DIR NAME...\n"
+	"              unsets them, in one change\n"
+	"list DIR      prints a scope's NAME=VALUE lines\n"
+	"load DIR      makes the system scope what /etc/varsym.conf (or\n"
+	"              --config FILE, or $VARSYM_CONF) says for the mount\n"
 	"\n"
 	"Exit status:\n"
-	"  0  the path resolves (explain); the link was shown (show)\n"
-	"  1  the path does not resolve; LINK is not a variant link\n"
+	"  0  the path resolves (explain); the link was shown (show); done\n"
+	"  1  the path does not resolve; LINK is not a variant link; a\n"
+	"     change or a configuration line was refused\n"
 	"  2  usage error, or a system error unrelated to the path\n";
 
 	fputs(text, f);
 }
 
-static int bad_usage(const char *what, const char *arg)
+int bad_usage(const char *what, const char *arg)
 {
 	fprintf(stderr, "varsym: %s%s%s%s\n", what, arg ? " '" : "",
 		arg ? arg : "", arg ? "'" : "");
@@ -656,7 +667,7 @@ static int bad_usage(const char *what, const char *arg)
 }
 
 /* The option getopt_long() stopped at (c is ':' or '?'), for a message. */
-static int bad_option(int c, char **argv)
+int bad_option(int c, char **argv)
 {
 	return bad_usage(c == ':' ? "missing argument to" : "unknown option",
 			 argv[optind - 1]);
@@ -790,5 +801,13 @@ int main(int argc, char **argv)
 		return finish(cmd_explain(argc - 1, argv + 1));
 	if (!strcmp(cmd, "show"))
 		return finish(cmd_show(argc - 1, argv + 1));
+	if (!strcmp(cmd, "set"))
+		return finish(cmd_set(argc - 1, argv + 1));
+	if (!strcmp(cmd, "unset"))
+		return finish(cmd_unset(argc - 1, argv + 1));
+	if (!strcmp(cmd, "list"))
+		return finish(cmd_list(argc - 1, argv + 1));
+	if (!strcmp(cmd, "load"))
+		return finish(cmd_load(argc - 1, argv + 1));
 	return bad_usage("unknown command", cmd);
 }

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * scopes.c - varsym's verbs on a mount's scopes (DragonFly BSD varsym's):
+ *
+ *   varsym set [-s|-u] [--save] DIR NAME=VALUE...
+ *   varsym unset [-s|-u] [--save] DIR NAME...
+ *   varsym list [-s|-u] DIR
+ *   varsym load [--config FILE] DIR
+ *
+ * Both implementations serve the scopes as extended attributes of the
+ * mount's root (docs/varsymfs.5): a getxattr gives a scope's block, a
+ * setxattr applies one change whole.  The command checks a change with the
+ * core's own edit first, so that its message names the bad entry; the file
+ * system checks it again and is the authority.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "varsym.h"
+
+struct scope_cmd {
+	bool system;		/* -s: the mount's; else -u, the caller's */
+	bool save;		/* --save: rewrite the configuration too */
+	const char *config;	/* --config, VARSYM_CONF or the default */
+	char root[PATH_MAX];	/* the mount's root */
+};
+
+static char block[VARSYM_SCOPE_MAX], edits[VARSYM_SCOPE_MAX];
+static char edited[VARSYM_SCOPE_MAX];
+
+static const char *attr_of(const struct scope_cmd *s)
+{
+	return s->system ? VARSYM_XATTR_SYSTEM_SCOPE : VARSYM_XATTR_USER_SCOPE;
+}
+
+/*
+ * The root of the mount dir is in (a mount point, or a link in one), in
+ * s->root: 0, or an exit status after a message.
+ */
+static int find_root(struct scope_cmd *s, const char *dir)
+{
+	char copy[PATH_MAX];
+	struct stat st;
+	const char *at = dir;
+
+	if (lstat(dir, &st)) {
+		fprintf(stderr, "varsym: %s: %s\n", dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (S_ISLNK(st.st_mode)) {	/* a link of the mount: its directory */
+		snprintf(copy, sizeof(copy), "%s", dir);
+		at = dirname(copy);
+	}
+	if (!realpath(at, s->root)) {
+		fprintf(stderr, "varsym: %s: %s\n", at, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (getxattr(s->root, VARSYM_XATTR_SYSTEM_SCOPE, NULL, 0) < 0) {
+		fprintf(stderr, "varsym: %s: not a varsymfs mount (%s)\n",
+			dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The scope's block now: its length, or -1 after a message. */
+static ssize_t read_scope(const struct scope_cmd *s, char *buf)
+{
+	ssize_t n = getxattr(s->root, attr_of(s), buf, VARSYM_SCOPE_MAX);
+
+	if (n < 0)
+		fprintf(stderr, "varsym: %s: cannot read the %s scope: %s\n",
+			s->root, s->system ? "system" : "user",
+			strerror(errno));
+	return n;
+}
+
+static int change_failed(const struct scope_cmd *s, int e)
+{
+	if (e == EPERM && s->system)
+		fprintf(stderr, "varsym: %s: only the mount's administrator (root, or root of the user namespace that mounted it) may change its system scope\n",
+			s->root);
+	else
+		fprintf(stderr, "varsym: %s: cannot change the %s scope: %s\n",
+			s->root, s->system ? "system" : "user", strerror(e));
+	return EXIT_UNRESOLVED;
+}
+
+/* Applies edits[0, len) whole: 0, or an exit status after a message. */
+static int apply(const struct scope_cmd *s, size_t len)
+{
+	char msg[VARSYM_MSG_MAX];
+	ssize_t old, n;
+
+	old = read_scope(s, block);
+	if (old < 0)
+		return EXIT_USAGE;
+	n = varsym_scope_edit(block, old, edits, len, edited, sizeof(edited),
+			      msg, sizeof(msg));
+	if (n < 0) {
+		fprintf(stderr, "varsym: %s; nothing changed\n", msg);
+		return EXIT_UNRESOLVED;
+	}
+	if (setxattr(s->root, attr_of(s), edits, len, 0))
+		return change_failed(s, errno);
+	return 0;
+}
+
+/* ---- the configuration file ---- */
+
+static const char *config_path(const struct scope_cmd *s)
+{
+	const char *env = getenv("VARSYM_CONF");
+
+	if (s->config)
+		return s->config;
+	return env && *env ? env : VARSYM_CONF_PATH;
+}
+
+/* The file whole, NUL-terminated, in *text: its length, or -errno. */
+static ssize_t read_config(const char *path, char **text)
+{
+	FILE *f = fopen(path, "re");
+	size_t size = 0;
+	ssize_t n;
+
+	*text = NULL;
+	if (!f)
+		return -errno;
+	n = getdelim(text, &size, '\0', f);
+	if (n < 0 && ferror(f))
+		n = -EIO;
+	else if (n < 0)
+		n = 0;
+	fclose(f);
+	return n;
+}
+
+/* Whether the line at p (n bytes) is a section header for root. */
+static bool header_of(const char *p, size_t n, const char *root)
+{
+	size_t len = strlen(root);
+
+	while (n > 3 && p[n - 2] == '/')	/* "[/x/]" is "[/x]" */
+		n--;
+	return n == len + 2 && p[0] == '[' && p[n - 1] == ']' &&
+	       !memcmp(p + 1, root, len);
+}
+
+/*
+ * Rewrites the configuration with the system scope now in force for
+ * s->root, in place of its sections: 0, or an exit status.
+ */
+static int save(const struct scope_cmd *s)
+{
+	const char *path = config_path(s);
+	struct varsym_scope_entry e;
+	char tmp[PATH_MAX], *text;
+	ssize_t len, n;
+	size_t pos = 0;
+	bool ours = false;
+	FILE *f;
+	int fd;
+
+	n = read_scope(s, block);
+	if (n < 0)
+		return EXIT_USAGE;
+	len = read_config(path, &text);
+	if (len < 0 && len != -ENOENT) {
+		fprintf(stderr, "varsym: %s: %s\n", path, strerror(-len));
+		return EXIT_USAGE;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		fprintf(stderr, "varsym: %s: %s\n", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(text);
+		return EXIT_USAGE;
+	}
+	fchmod(fd, 0644);
+	/* every line but this mount's sections, as it was */
+	while (len > 0 && pos < (size_t)len) {
+		const char *p = text + pos, *nl = memchr(p, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - p) : len - pos;
+
+		pos += l + 1;
+		if (l && p[0] == '[')
+			ours = header_of(p, l, s->root);
+		if (!ours)
+			fprintf(f, "%.*s\n", (int)l, p);
+	}
+	free(text);
+	if (n)
+		fprintf(f, "[%s]\n", s->root);
+	for (pos = 0; varsym_scope_next(block, n, &pos, &e);)
+		fprintf(f, "%.*s=%.*s\n", (int)e.name_len, e.name,
+			(int)e.value_len, e.value);
+	if (fflush(f) || fsync(fd) || fclose(f) || rename(tmp, path)) {
+		fprintf(stderr, "varsym: %s: %s\n", path, strerror(errno));
+		unlink(tmp);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- the commands ---- */
+
+/*
+ * -s, -u, --save (when save_ok) and --config (when config_ok), then DIR:
+ * the index of the first argument after DIR, or -1 with *status set.
+ */
+static int parse(struct scope_cmd *s, int argc, char **argv, bool save_ok,
+		 bool config_ok, bool names, int *status)
+{
+	static const struct option longopts[] = {
+		{ "system", no_argument, NULL, 's' },
+		{ "user", no_argument, NULL, 'u' },
+		{ "save", no_argument, NULL, 'S' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, config_ok ? ":c:h" : ":suh",
+				longopts, NULL)) != -1) {
+		if (c == 's' && !config_ok) {
+			s->system = true;
+		} else if (c == 'u' && !config_ok) {
+			s->system = false;
+		} else if (c == 'S' && save_ok) {
+			s->save = true;
+		} else if (c == 'c' && config_ok) {
+			s->config = optarg;
+		} else if (c == 'h') {
+			usage(stdout);
+			*status = EXIT_RESOLVES;
+			return -1;
+		} else {
+			*status = bad_option(c, argv);
+			return -1;
+		}
+	}
+	if (optind == argc) {
+		*status = bad_usage("missing DIR", NULL);
+		return -1;
+	}
+	if (names ? optind + 1 == argc : optind + 1 != argc) {
+		*status = bad_usage(names ? "missing NAME after" :
+				    "one DIR only, not also",
+				    argv[names ? optind : optind + 1]);
+		return -1;
+	}
+	if (s->save && !s->system) {
+		*status = bad_usage("--save applies to the system scope (-s) only",
+				    NULL);
+		return -1;
+	}
+	*status = find_root(s, argv[optind]);
+	return *status ? -1 : optind + 1;
+}
+
+/* Each argument, checked for the form and joined NUL-separated. */
+static int join(int argc, char **argv, int first, bool set, size_t *len)
+{
+	int i;
+
+	*len = 0;
+	for (i = first; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		size_t n = strlen(argv[i]) + 1;
+
+		if (set ? !eq : eq != NULL)
+			return bad_usage(set ? "set needs NAME=VALUE, not" :
+					 "unset needs NAME, not", argv[i]);
+		if (set && strchr(eq, '\n'))
+			return bad_usage("a value holds a newline, which varsym.conf cannot keep:",
+					 argv[i]);
+		if (*len + n > sizeof(edits)) {
+			fprintf(stderr, "varsym: more than %d bytes of changes\n",
+				VARSYM_SCOPE_MAX);
+			return EXIT_UNRESOLVED;
+		}
+		memcpy(edits + *len, argv[i], n);
+		*len += n;
+	}
+	return 0;
+}
+
+static int cmd_change(int argc, char **argv, bool set)
+{
+	struct scope_cmd s = { 0 };
+	size_t len;
+	int first, status;
+
+	first = parse(&s, argc, argv, true, false, true, &status);
+	if (first < 0)
+		return status;
+	status = join(argc, argv, first, set, &len);
+	if (!status)
+		status = apply(&s, len);
+	if (!status && s.save)
+		status = save(&s);
+	return status;
+}
+
+int cmd_set(int argc, char **argv)
+{
+	return cmd_change(argc, argv, true);
+}
+
+int cmd_unset(int argc, char **argv)
+{
+	return cmd_change(argc, argv, false);
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct scope_cmd s = { 0 };
+	struct varsym_scope_entry e;
+	size_t pos = 0;
+	ssize_t n;
+	int status;
+
+	if (parse(&s, argc, argv, false, false, false, &status) < 0)
+		return status;
+	n = read_scope(&s, block);
+	if (n < 0)
+		return EXIT_USAGE;
+	while (varsym_scope_next(block, n, &pos, &e)) {
+		put_bytes(e.name, e.name_len);
+		putchar('=');
+		put_bytes(e.value, e.value_len);
+		putchar('\n');
+	}
+	return EXIT_RESOLVES;
+}
+
+/*
+ * The system scope becomes the configuration's section for the mount, in
+ * one change: what it no longer names is unset.  No file: nothing to do.
+ */
+int cmd_load(int argc, char **argv)
+{
+	struct scope_cmd s = { .system = true };
+	struct varsym_scope_entry e;
+	char msg[VARSYM_MSG_MAX], *text;
+	const char *path;
+	ssize_t n, old, len;
+	size_t pos = 0;
+	int status;
+
+	if (parse(&s, argc, argv, false, true, false, &status) < 0)
+		return status;
+	path = config_path(&s);
+	len = read_config(path, &text);
+	if (len == -ENOENT && !s.config)
+		return EXIT_RESOLVES;
+	if (len < 0) {
+		fprintf(stderr, "varsym: %s: %s\n", path, strerror(-len));
+		return EXIT_USAGE;
+	}
+	n = varsym_conf_section(text, len, s.root, edited, sizeof(edited),
+				msg, sizeof(msg));
+	free(text);
+	if (n < 0) {
+		fprintf(stderr, "varsym: %s: %s; nothing loaded\n", path, msg);
+		return EXIT_UNRESOLVED;
+	}
+	old = read_scope(&s, block);
+	if (old < 0)
+		return EXIT_USAGE;
+	/* unset what the file no longer names, then its values */
+	len = 0;
+	while (varsym_scope_next(block, old, &pos, &e)) {
+		struct varsym_scope_entry f;
+		size_t at = 0;
+		bool kept = false;
+
+		while (!kept && varsym_scope_next(edited, n, &at, &f))
+			kept = f.name_len == e.name_len &&
+			       !memcmp(f.name, e.name, e.name_len);
+		if (kept || len + e.name_len + 1 > sizeof(edits))
+			continue;
+		memcpy(edits + len, e.name, e.name_len);
+		edits[len + e.name_len] = '\0';
+		len += e.name_len + 1;
+	}
+	if ((size_t)(len + n) > sizeof(edits)) {
+		fprintf(stderr, "varsym: %s: too large to load in one change\n",
+			path);
+		return EXIT_UNRESOLVED;
+	}
+	memcpy(edits + len, edited, n);
+	len += n;
+	if (!len)
+		return EXIT_RESOLVES;
+	if (setxattr(s.root, VARSYM_XATTR_SYSTEM_SCOPE, edits, len, 0))
+		return change_failed(&s, errno);
+	return EXIT_RESOLVES;
+}
