@@ -4,8 +4,10 @@
  *
  * Input: flags byte, output size byte, a template up to the first NUL, and
  * after it an environment block.  The core's one-pass expander is compared
- * with a plain recursive reading of docs/SPEC.md section 2 written here, and
- * symlink(2)'s check must agree with the expander on what is malformed.
+ * with a plain recursive reading of docs/SPEC.md sections 2 and 4 written
+ * here, and symlink(2)'s check must agree with the expander on what is
+ * malformed.  Flags: 1 a secure-exec caller, 2 the block is the system
+ * scope too (which a secure caller reads), 4 built-ins are known.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,7 +33,7 @@ struct ref {
 	const char *t;
 	size_t len, i;
 	const struct env *env;
-	bool secure;
+	bool secure, system, builtins;
 	char out[2 * VARSYM_PATH_MAX];
 	size_t olen;
 	int err;		/* first error in emitting text, or 0 */
@@ -41,6 +43,33 @@ static bool name_char(char c, bool first)
 {
 	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
 	       (!first && c >= '0' && c <= '9');
+}
+
+/* The built-ins the fuzzed caller has, when flag 4 says so. */
+static const char *const builtin[][2] = {
+	{ "@uid", "1" }, { "@gid", "2" }, { "@ruid", "3" }, { "@rgid", "4" },
+	{ "@hostname", "host" }, { "@machine", "m" }, { "@osrelease", "r" },
+};
+
+static const struct varsym_builtins fuzz_builtins = {
+	.uid = 1, .gid = 2, .ruid = 3, .rgid = 4,
+	.hostname = "host", .machine = "m", .osrelease = "r",
+};
+
+/* The value of the built-in at t (n bytes): 1 and *v, 0 unset, -1 none. */
+static int builtin_value(const struct ref *r, const char *t, size_t n,
+			 const char **v)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++) {
+		if (strlen(builtin[i][0]) != n || memcmp(builtin[i][0], t, n))
+			continue;
+		*v = builtin[i][1];
+		/* the real ids are the invoker's: unset when secure */
+		return r->builtins && !(r->secure && (i == 2 || i == 3));
+	}
+	return -1;
 }
 
 static void emit(struct ref *r, const char *s, size_t n, bool on)
@@ -63,7 +92,8 @@ static int word(struct ref *r, int depth, bool on)
 		size_t start, nlen;
 		char value[VARSYM_PATH_MAX];
 		ssize_t v = 0;
-		bool dflt;
+		const char *bvalue;
+		bool dflt, is_builtin;
 
 		if (t[r->i] == '}' && depth)
 			return 0;
@@ -80,10 +110,21 @@ static int word(struct ref *r, int depth, bool on)
 		if (depth == VARSYM_NEST_MAX)
 			return -EINVAL;
 		start = r->i += 2;
-		while (r->i < r->len && name_char(t[r->i], r->i == start))
+		if (r->i < r->len && t[r->i] == '@') {
 			r->i++;
+			while (r->i < r->len && t[r->i] >= 'a' && t[r->i] <= 'z')
+				r->i++;
+		} else {
+			while (r->i < r->len &&
+			       name_char(t[r->i], r->i == start))
+				r->i++;
+		}
 		nlen = r->i - start;
 		if (!nlen || nlen > VARSYM_NAME_MAX)
+			return -EINVAL;
+		is_builtin = t[start] == '@';
+		if (is_builtin &&
+		    builtin_value(r, t + start, nlen, &bvalue) < 0)
 			return -EINVAL;
 		if (r->i < r->len && t[r->i] == '}')
 			dflt = false;
@@ -93,7 +134,13 @@ static int word(struct ref *r, int depth, bool on)
 		else
 			return -EINVAL;
 		r->i += dflt ? 2 : 1;
-		if (on && !r->secure) {
+		if (on && is_builtin) {
+			if (builtin_value(r, t + start, nlen, &bvalue) > 0) {
+				v = strlen(bvalue);
+				memcpy(value, bvalue, v);
+			}
+		} else if (on && (!r->secure || r->system)) {
+			/* the environment, else the system scope: one block */
 			v = varsym_env_lookup(r->env->block, r->env->len,
 					      t + start, nlen, value,
 					      sizeof(value) - 1);
@@ -135,6 +182,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 2)
 		return 0;
 	c.secure = data[0] & 1;
+	if (data[0] & 4)
+		c.builtins = &fuzz_builtins;
 	outsize = data[1] & 1 ? VARSYM_PATH_MAX : (size_t)data[1] * 16 + 1;
 	t = (const char *)data + 2;
 	size -= 2;
@@ -142,6 +191,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tlen = nul ? (size_t)(nul - t) : size;
 	e.block = nul ? nul + 1 : t + size;
 	e.len = nul ? size - tlen - 1 : 0;
+	if (data[0] & 2) {
+		c.system_scope = e.block;
+		c.system_scope_len = e.len;
+	}
 
 	out = malloc(outsize);
 	checked = varsym_template_check(t, tlen);
@@ -157,7 +210,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the reference, with a PATH_MAX output, when lengths allow */
 	if (!checked && outsize == VARSYM_PATH_MAX && tlen < VARSYM_PATH_MAX) {
 		r = (struct ref){ .t = t, .len = tlen, .env = &e,
-				  .secure = c.secure };
+				  .secure = c.secure, .system = data[0] & 2,
+				  .builtins = data[0] & 4 };
 		if (word(&r, 0, true))
 			abort();		/* check() said it was fine */
 		if (!r.err && r.olen == 0)

@@ -734,6 +734,51 @@ static void test_scope_edit(void)
 	check(n == 2 && pos == 10, "scope_next: two entries (%zu)", n);
 }
 
+/* /etc/varsym.conf: the mount's sections only, each bad line by number. */
+static void test_conf(void)
+{
+	static char out[VARSYM_SCOPE_MAX];
+	static const struct {
+		const char *text, *mount;
+		ssize_t result;
+		const char *expect;	/* the block, or the message */
+		size_t expect_len;
+	} rows[] = {
+		{ "# c\n[/a]\nA=1\nB=/x y\n[/b]\nC=3\n", "/a", 11,
+		  "A=1\0B=/x y\0", 11 },
+		{ "[/a]\nA=1\n[/b]\nC=3\n[/a/]\nD=4\n", "/a", 8,
+		  "A=1\0D=4\0", 8 },
+		{ "[/b]\n1bad\n[/a]\nA=1", "/a", 4, "A=1\0", 4 },
+		{ "A=1\n", "/a", 0, "", 0 },
+		{ "[/a]\n\n\n1A=2\n", "/a", -EINVAL,
+		  "line 4: invalid variable name '1A'", 0 },
+		{ "[/a]\nA\n", "/a", -EINVAL, "line 2: NAME=VALUE expected", 0 },
+		{ "[/a]\nA=\n", "/a", -EINVAL, "line 2: empty value for 'A'", 0 },
+		{ "[/a]\nA=1\nA=2\n", "/a", -EINVAL,
+		  "line 3: 'A' is set on line 2 already", 0 },
+		{ "[a]\n", "/a", -EINVAL, "line 1: a section is [/MOUNT/POINT]",
+		  0 },
+		{ "[/a\n", "/a", -EINVAL, "line 1: a section is [/MOUNT/POINT]",
+		  0 },
+		{ "[/]\nR=/\n", "/", 4, "R=/\0", 4 },
+	};
+	char msg[VARSYM_MSG_MAX];
+	size_t i;
+	ssize_t got;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		msg[0] = '\0';
+		got = varsym_conf_section(rows[i].text, strlen(rows[i].text),
+					  rows[i].mount, out, sizeof(out), msg,
+					  sizeof(msg));
+		check(got == rows[i].result &&
+		      (got < 0 ? !strcmp(msg, rows[i].expect) :
+		       (size_t)got == rows[i].expect_len &&
+		       !memcmp(out, rows[i].expect, got)),
+		      "conf row %zu: %s (%s)", i, err_name(got), msg);
+	}
+}
+
 /* Lengths around PATH_MAX - 1, and getenv() failures passed through. */
 static void test_limits(void)
 {
@@ -1493,6 +1538,7 @@ int main(void)
 	run_rows(seed_rows, sizeof(seed_rows) / sizeof(seed_rows[0]), true);
 	test_scopes();
 	test_scope_edit();
+	test_conf();
 	run_rows(template_rows,
 		 sizeof(template_rows) / sizeof(template_rows[0]), false);
 	test_limits();
