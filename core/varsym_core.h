@@ -162,6 +162,12 @@ struct varsym_caller {
  */
 #define VARSYM_XATTR_USER_SCOPE "system.varsym_user"
 #define VARSYM_XATTR_SYSTEM_SCOPE "system.varsym_system"
+/*
+ * "system.varsym_user.UID": user UID's scope (a decimal uid of the
+ * caller's user namespace), read-only, for that user and the mount's
+ * administrator (`varsym explain --pid`).
+ */
+#define VARSYM_XATTR_USER_SCOPE_OF "system.varsym_user."
 
 struct varsym_scope_entry {
 	const char *name, *value;

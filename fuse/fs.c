@@ -516,6 +516,35 @@ static void get_scope(struct vsfuse *fs, fuse_req_t req, bool system,
 	free(buf);
 }
 
+/* system.varsym_user.UID: for that user and the mount's administrator. */
+static void get_scope_of(struct vsfuse *fs, fuse_req_t req, const char *id,
+			 size_t size)
+{
+	unsigned long uid;
+	uid_t ruid;
+	char *end, *buf = NULL;
+	ssize_t len;
+
+	errno = 0;
+	uid = strtoul(id, &end, 10);
+	if (!*id || *end || errno || uid > 0xfffffffeUL || *id == '-' ||
+	    *id == '+' || *id == ' ')
+		return reply_error(req, -EINVAL);
+	if (!may_administer(fs, req) &&
+	    (request_ruid(fs, req, &ruid) || ruid != uid))
+		return reply_error(req, -EPERM);
+	if (size && !(buf = malloc(size)))
+		return reply_error(req, -ENOMEM);
+	len = vsfuse_scopes_read(&fs->scopes, false, uid, buf, size);
+	if (len < 0)
+		reply_error(req, len);
+	else if (!size)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, buf, len);
+	free(buf);
+}
+
 static void set_scope(struct vsfuse *fs, fuse_req_t req, bool system,
 		      const char *value, size_t size, bool clear)
 {
@@ -550,6 +579,12 @@ static void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 	if (ino == FUSE_ROOT_ID && scope_attr(name) >= 0)
 		return get_scope(fs, req, scope_attr(name), size);
+	if (ino == FUSE_ROOT_ID &&
+	    !strncmp(name, VARSYM_XATTR_USER_SCOPE_OF,
+		     strlen(VARSYM_XATTR_USER_SCOPE_OF)))
+		return get_scope_of(fs, req,
+				    name + strlen(VARSYM_XATTR_USER_SCOPE_OF),
+				    size);
 	if (ino != FUSE_ROOT_ID && !n)
 		return reply_error(req, -ESTALE);
 	if (ino != FUSE_ROOT_ID && n->template &&

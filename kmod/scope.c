@@ -180,6 +180,36 @@ static int scope_get(const struct xattr_handler *handler,
 	return len;
 }
 
+/* system.varsym_user.UID: for that user and the mount's administrator. */
+static int scope_of_get(const struct xattr_handler *handler,
+			struct dentry *unused, struct inode *inode,
+			const char *name, void *buffer, size_t size)
+{
+	struct varsymfs_scope *s;
+	unsigned int id;
+	kuid_t uid;
+	int len;
+
+	if (!is_root(inode))
+		return -ENODATA;
+	if (kstrtouint(name, 10, &id))
+		return -EINVAL;
+	uid = make_kuid(current_user_ns(), id);
+	if (!uid_valid(uid))
+		return -EINVAL;
+	if (!uid_eq(uid, current_uid()) &&
+	    !ns_capable(inode->i_sb->s_user_ns, CAP_SYS_ADMIN))
+		return -EPERM;
+	s = user_get(varsymfs_sb(inode->i_sb), uid);
+	len = s ? s->len : 0;
+	if (size && len > size)
+		len = -ERANGE;
+	else if (size && len)
+		memcpy(buffer, s->block, len);
+	scope_put(s);
+	return len;
+}
+
 /* Publishes new (NULL: none) for the system or uid; under scope_lock. */
 static int publish(struct varsymfs_sb_info *sbi, bool system, kuid_t uid,
 		   struct varsymfs_scope *new)
@@ -279,4 +309,9 @@ const struct xattr_handler varsymfs_system_scope_xattr = {
 	.list = scope_list,
 	.get = scope_get,
 	.set = scope_set,
+};
+
+const struct xattr_handler varsymfs_user_scope_of_xattr = {
+	.prefix = VARSYM_XATTR_USER_SCOPE_OF,
+	.get = scope_of_get,
 };

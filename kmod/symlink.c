@@ -288,5 +288,6 @@ VARSYMFS_XATTR_HANDLERS varsymfs_xattr_handlers[] = {
 	&options_xattr,
 	&varsymfs_user_scope_xattr,
 	&varsymfs_system_scope_xattr,
+	&varsymfs_user_scope_of_xattr,
 	NULL
 };

@@ -96,6 +96,7 @@ void varsymfs_scopes_free(struct varsymfs_sb_info *sbi);
 void varsymfs_builtins(struct varsymfs_builtins *b);
 extern const struct xattr_handler varsymfs_user_scope_xattr;
 extern const struct xattr_handler varsymfs_system_scope_xattr;
+extern const struct xattr_handler varsymfs_user_scope_of_xattr;
 
 /* caller.c: the process a link is resolved for */
 enum varsymfs_env_source {

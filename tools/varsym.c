@@ -3,6 +3,7 @@
  * varsym - tell a person what a path through variant links leads to, and why.
  *
  *   varsym explain [-i] [--env NAME=VALUE]... [--secure] PATH
+ *   varsym explain --pid PID PATH
  *   varsym show LINK
  *   varsym set|unset|list|load ...: a mount's scopes (scopes.c)
  *
@@ -34,6 +35,7 @@
 
 #include "errno_name.h"
 #include "varsym.h"
+#include "varsym_proc.h"
 
 #ifndef VARSYM_VERSION
 #define VARSYM_VERSION "unknown"
@@ -49,10 +51,15 @@ extern char **environ;
 /* The environment explained: --env entries over a base environment. */
 struct environment {
 	char **base;		/* environ, or NULL for -i */
+	const char *block;	/* --pid: its exec-time environment instead */
+	size_t block_len;
 	char **set;		/* the --env NAME=VALUE arguments, in order */
 	int nset;
 	bool secure;		/* as for a secure-exec process */
 	bool own;		/* exactly what readlink(2) by us would see */
+	pid_t pid;		/* --pid, or 0 */
+	unsigned int ruid;	/* whose user scope */
+	struct varsym_proc_builtins ids;	/* the built-ins */
 };
 
 struct walk {
@@ -64,6 +71,8 @@ struct walk {
 /* What the note hook learns while a variant link is explained. */
 struct explaining {
 	const struct environment *env;
+	const char *user, *system;	/* the link's mount's scopes */
+	size_t user_len, system_len;
 	int level;
 	bool print;		/* second pass: show each variable */
 	bool nothing;		/* a variable was unset with no default */
@@ -164,6 +173,8 @@ static ssize_t env_get(void *ctx, const char *name, size_t name_len,
 		if (varsym_env_scan_feed(&s, env->set[i],
 					 strlen(env->set[i]) + 1))
 			return varsym_env_scan_result(&s);
+	if (env->block)
+		varsym_env_scan_feed(&s, env->block, env->block_len);
 	for (p = env->base; p && *p; p++)
 		if (varsym_env_scan_feed(&s, *p, strlen(*p) + 1))
 			break;
@@ -252,6 +263,44 @@ static int read_variant(int dirfd, const char *name, struct variant *v)
 	return read_variant_at(path, v);
 }
 
+/*
+ * The scopes of the mount a link of dirfd is in (its root: links live
+ * there), into user and system (VARSYM_SCOPE_MAX bytes each).  NULL, or
+ * what could not be read, for a line of the explanation.
+ */
+static const char *read_scopes(const struct environment *env, int dirfd,
+			       struct explaining *x, char *user, char *system)
+{
+	static char why[160];
+	char path[64], attr[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dirfd);
+	n = getxattr(path, VARSYM_XATTR_SYSTEM_SCOPE, system, VARSYM_SCOPE_MAX);
+	if (n > 0) {
+		x->system = system;
+		x->system_len = n;
+	}
+	if (env->secure)	/* no user scope is read for it */
+		return n < 0 ? "system scope: unreadable" : NULL;
+	if (env->pid)
+		snprintf(attr, sizeof(attr), "%s%u", VARSYM_XATTR_USER_SCOPE_OF,
+			 env->ruid);
+	else
+		snprintf(attr, sizeof(attr), "%s", VARSYM_XATTR_USER_SCOPE);
+	n = getxattr(path, attr, user, VARSYM_SCOPE_MAX);
+	if (n > 0) {
+		x->user = user;
+		x->user_len = n;
+	}
+	if (n >= 0)
+		return NULL;
+	snprintf(why, sizeof(why),
+		 "user scope of uid %u: unreadable (%s): taken as empty",
+		 env->ruid, strerror(errno));
+	return why;
+}
+
 /* A FUSE mount's way of telling execve's walks apart, when it says. */
 static void print_exec_mode(int dirfd, const char *name, int level)
 {
@@ -298,6 +347,11 @@ static ssize_t expand(const struct variant *v, const struct varsym_opts *o,
 		.note = note,
 		.ctx = x,
 		.secure = x->env->secure,
+		.user_scope = x->user,
+		.user_scope_len = x->user_len,
+		.system_scope = x->system,
+		.system_scope_len = x->system_len,
+		.builtins = &x->env->ids.core,
 	};
 
 	x->print = print;
@@ -388,10 +442,13 @@ static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
 	static char scratch[VARSYM_PATH_MAX], real_text[VARSYM_PATH_MAX];
 	static char msg[VARSYM_MSG_MAX], opts_text[VARSYM_OPTS_TEXT_MAX];
 	static struct varsym_opts o;
+	static char user[VARSYM_SCOPE_MAX], system[VARSYM_SCOPE_MAX];
 	struct explaining x = { .env = w->env, .level = level };
+	const char *scope_error;
 	ssize_t n, real = 0;
 	int bad = 0;
 
+	scope_error = read_scopes(w->env, dirfd, &x, user, system);
 	if (v->seed) {
 		memcpy(opts_text, v->text, v->len + 1);
 		bad = parse_options(opts_text, &o, msg, sizeof(msg));
@@ -412,6 +469,10 @@ static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
 	put_bytes(v->text, v->len);
 	printf("\n");
 	print_exec_mode(dirfd, name, level);
+	if (scope_error) {
+		indent(level, DETAIL);
+		printf("%s\n", scope_error);
+	}
 	if (bad) {
 		indent(level, DETAIL);
 		printf("cannot parse the options: %s\n", msg);
@@ -611,6 +672,7 @@ void usage(FILE *f)
 {
 	static const char text[] =
 	"usage: varsym explain [-i] [--env NAME=VALUE]... [--secure] PATH\n"
+	"       varsym explain --pid PID PATH\n"
 	"       varsym show LINK\n"
 	"       varsym set [-s|-u] [--save] DIR NAME=VALUE...\n"
 	"       varsym unset [-s|-u] [--save] DIR NAME...\n"
@@ -633,8 +695,11 @@ void usage(FILE *f)
 	"  -e, --env NAME=VALUE\n"
 	"              set NAME in the environment explained (repeatable)\n"
 	"  -s, --secure\n"
-	"              explain for a secure-exec (setuid) process: every\n"
-	"              variable is unset\n"
+	"              explain for a secure-exec (setuid) process: no\n"
+	"              environment and no user scope\n"
+	"  -p, --pid PID\n"
+	"              explain for that live process: its exec-time\n"
+	"              environment, AT_SECURE, ids and user scope\n"
 	"show LINK     prints a variant link's raw template, or a seed\n"
 	"              link's mount options\n"
 	"set DIR NAME=VALUE...\n"
@@ -673,18 +738,74 @@ int bad_option(int c, char **argv)
 			 argv[optind - 1]);
 }
 
+/*
+ * The caller explained: ids and built-ins from /proc (self, or --pid's);
+ * for --pid also its exec-time environment and AT_SECURE.  0, or an exit
+ * status after a message.
+ */
+static int load_caller(struct environment *env)
+{
+	static char environ_block[VARSYM_ENV_MAX];
+	struct varsym_proc_ids ids;
+	char path[32];
+	unsigned int word;
+	int dirfd, fd, ret = EXIT_USAGE;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), env->pid ? "/proc/%d" : "/proc/self",
+		 (int)env->pid);
+	dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0 || varsym_proc_ids(dirfd, &ids)) {
+		fprintf(stderr, "varsym: %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	env->ruid = ids.ruid;
+	varsym_proc_builtins(dirfd, &ids, &env->ids);
+	if (!env->pid) {
+		ret = 0;
+		goto out;
+	}
+	fd = openat(dirfd, "environ", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "varsym: %s/environ: %s\n", path,
+			strerror(errno));
+		goto out;
+	}
+	for (env->block_len = 0; env->block_len < sizeof(environ_block);
+	     env->block_len += n) {
+		n = read(fd, environ_block + env->block_len,
+			 sizeof(environ_block) - env->block_len);
+		if (n <= 0)
+			break;
+	}
+	close(fd);
+	env->block = environ_block;
+	word = varsym_proc_word_size(dirfd);
+	/* what cannot be told is secure, as for the file systems */
+	env->secure = !word || varsym_proc_secure(dirfd, word) != 0;
+	ret = 0;
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	return ret;
+}
+
 static int cmd_explain(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "ignore-environment", no_argument, NULL, 'i' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "secure", no_argument, NULL, 's' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct environment env = { .base = environ };
-	char *eq;
+	static struct environment env;
+	char *eq, *end;
+	long pid;
 	int c, ret;
+
+	env.base = environ;
 
 	/* at most one --env per argument */
 	env.set = calloc(argc, sizeof(*env.set));
@@ -693,8 +814,17 @@ static int cmd_explain(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ie:sh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ie:sp:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (*end || end == optarg || pid <= 0 || pid > 0x3fffffff) {
+				free(env.set);
+				return bad_usage("--pid needs a process id, not",
+						 optarg);
+			}
+			env.pid = pid;
+			break;
 		case 'i':
 			env.base = NULL;
 			break;
@@ -726,11 +856,20 @@ static int cmd_explain(int argc, char **argv)
 				 "explain: one PATH only, not also",
 				 optind == argc ? NULL : argv[optind + 1]);
 	}
+	if (env.pid && (env.nset || env.secure || !env.base)) {
+		free(env.set);
+		return bad_usage("--pid explains that process as it is: not with",
+				 "-i, --env or --secure");
+	}
+	if (env.pid)
+		env.base = NULL;
 	env.own = env.base && !env.nset && !env.secure;
 	/* our own answers are a secure-exec process's if we are one */
 	if (env.own && getauxval(AT_SECURE))
 		env.secure = true;
-	ret = explain(&env, argv[optind]);
+	ret = load_caller(&env);
+	if (!ret)
+		ret = explain(&env, argv[optind]);
 	free(env.set);
 	return ret;
 }
