@@ -153,20 +153,32 @@ def daemon_stacks(pid):
     return "\n".join(out)
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MOUNT_HELPER = os.path.join(REPO, "tools", "mount.varsymfs")
+
+
 class Mount:
-    def __init__(self, impl, build, options, where):
+    """env: more environment for the FUSE program or the module's mount
+    helper (VARSYM_CONF); helper: mount the module through mount.varsymfs,
+    as mount(8) would, which loads /etc/varsym.conf."""
+
+    def __init__(self, impl, build, options, where, env=None, helper=False):
         self.impl = impl
         self.build = build
         self.options = options
         self.dir = where
         self.link = os.path.join(where, "resolve")
         self.daemon = None
+        self.env = dict(env or {})
+        self.helper = helper
 
     def argv(self):
         if self.impl == "fuse":
             opts = ["-o", self.options] if self.options else []
             return [os.path.join(self.build, "varsymfs"), "-f"] + opts + ["none", self.dir]
         opts = ["-o", self.options] if self.options else []
+        if self.helper:
+            return [MOUNT_HELPER, "none", self.dir] + opts
         return ["mount", "-t", "varsymfs"] + opts + ["none", self.dir]
 
     def start(self):
@@ -175,7 +187,8 @@ class Mount:
             self.daemon = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL,
                                            stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE,
-                                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+                                           env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                                **self.env})
             deadline = time.monotonic() + 10
             while not mounted_at(self.dir):
                 if self.daemon.poll() is not None:
@@ -187,7 +200,9 @@ class Mount:
                     raise Failed(f"no mount after 10 s: {' '.join(self.argv())}")
                 time.sleep(0.005)
             return True, ""
-        p = run(self.argv(), env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+        p = run(self.argv(), env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+                                  "VARSYM": os.path.join(self.build, "varsym"),
+                                  **self.env})
         return p.returncode == 0, p.err
 
     def stop(self):
@@ -284,10 +299,12 @@ def varsymfs(impl, build, public_dir):
     """mount(options) mounts varsymfs on a fresh directory, unmounted later."""
     mounts = []
 
-    def mount(options="", expect_failure=False):
-        where = tempfile.mkdtemp(prefix="mnt-", dir=public_dir)
-        os.chmod(where, 0o755)
-        m = Mount(impl, build, options, where)
+    def mount(options="", expect_failure=False, env=None, helper=False,
+              where=None):
+        if where is None:
+            where = tempfile.mkdtemp(prefix="mnt-", dir=public_dir)
+            os.chmod(where, 0o755)
+        m = Mount(impl, build, options, where, env=env, helper=helper)
         mounts.append(m)
         ok, err = m.start()
         if expect_failure:

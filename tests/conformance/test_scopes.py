@@ -1,0 +1,482 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""docs/SPEC.md section 4, "Scopes" and "Built-in names": values that survive
+a clean environment, set with `varsym set` on a mount's user and system
+scopes, and facts about the caller that no environment sets.
+
+Each precedence row is checked on a template link and on the seed link; a
+secure-exec caller is a real setuid-root copy of vsprobe run by nobody.
+"""
+import os
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import IN_USERNS, needs_real_root, run, wait_for
+
+SYSTEM = "system.varsym_system"
+USER = "system.varsym_user"
+PATH = {"PATH": "/usr/bin:/bin"}
+
+
+@pytest.fixture
+def varsym(build):
+    return os.path.join(build, "varsym")
+
+
+@pytest.fixture
+def suid_probe(probe, public_dir):
+    """vsprobe, setuid root: a secure-exec caller when nobody runs it."""
+    if IN_USERNS:
+        pytest.skip("needs real root to make a setuid-root program")
+    dst = os.path.join(public_dir, "vsprobe-suid")
+    shutil.copy(probe.path, dst)
+    os.chown(dst, 0, 0)
+    os.chmod(dst, 0o4755)
+    return dst
+
+
+def vs(varsym, *args, user=None, env=None, check=True):
+    p = run([varsym] + [str(a) for a in args], env=env or PATH, user=user)
+    if check:
+        assert p.returncode == 0, f"{p.cmd}: {p.returncode}\n{p.err}"
+    return p
+
+
+def make_public(path):
+    os.chmod(path, 0o755)
+
+
+# ---- precedence ------------------------------------------------------------
+
+@pytest.fixture(params=["template", "seed"])
+def scoped(request, varsymfs):
+    """A link that reads V (default /dflt), on a template or seed mount."""
+    if request.param == "template":
+        m = varsymfs("")
+        path = os.path.join(m.dir, "v")
+        os.symlink("${V:-/dflt}", path)
+    else:
+        m = varsymfs("V,default=/dflt")
+        path = m.link
+    return m, path
+
+
+def test_precedence_row_by_row(scoped, probe, varsym):
+    m, link = scoped
+    assert probe.readlink(link, env={}) == "ok /dflt"
+    vs(varsym, "set", "-s", m.dir, "V=/sys")
+    assert probe.readlink(link, env={}) == "ok /sys"
+    vs(varsym, "set", m.dir, "V=/user")          # -u is the default
+    assert probe.readlink(link, env={}) == "ok /user"
+    assert probe.readlink(link, env={"V": "/env"}) == "ok /env"
+    # set but empty counts as unset, at every source
+    assert probe.readlink(link, env={"V": ""}) == "ok /user"
+    vs(varsym, "unset", "-u", m.dir, "V")
+    assert probe.readlink(link, env={"V": ""}) == "ok /sys"
+    vs(varsym, "unset", "-s", m.dir, "V")
+    assert probe.readlink(link, env={}) == "ok /dflt"
+    assert vs(varsym, "list", "-s", m.dir).out == ""
+
+
+def test_list_shows_each_scope(varsymfs, varsym):
+    m = varsymfs("")
+    vs(varsym, "set", "-s", m.dir, "A=/a", "B=/b")
+    vs(varsym, "set", m.dir, "C=/c")
+    assert vs(varsym, "list", "-s", m.dir).out == "A=/a\nB=/b\n"
+    assert vs(varsym, "list", m.dir).out == "C=/c\n"
+    assert os.getxattr(m.dir, SYSTEM) == b"A=/a\0B=/b\0"
+    # a path inside the mount names it too: a link in its root
+    os.symlink("${A}", os.path.join(m.dir, "a"))
+    assert vs(varsym, "list", "-s", os.path.join(m.dir, "a")).out == \
+        "A=/a\nB=/b\n"
+    os.removexattr(m.dir, SYSTEM)
+    assert os.getxattr(m.dir, SYSTEM) == b""
+    assert sorted(os.listxattr(m.dir)) == [SYSTEM, USER]
+
+
+def test_clean_environment_and_setuid_take_the_system_scope(
+        varsymfs, probe, suid_probe, varsym):
+    """env -i follows the system scope, and so does a setuid program; a
+    setuid program never follows its invoker's user scope."""
+    m = varsymfs("")
+    link = os.path.join(m.dir, "v")
+    os.symlink("${V:-/dflt}", link)
+    vs(varsym, "set", "-s", m.dir, "V=/sys")
+    assert probe.readlink(link, env={}, user="nobody") == "ok /sys"
+    assert run([suid_probe, "readlink", link], env={"V": "/env"},
+               user="nobody").out.strip() == "ok /sys"
+    vs(varsym, "set", m.dir, "V=/nobody", user="nobody")
+    assert probe.readlink(link, env={}, user="nobody") == "ok /nobody"
+    assert run([suid_probe, "readlink", link], env={},
+               user="nobody").out.strip() == "ok /sys"
+    # root's own user scope is its own: nobody's value is not root's
+    assert probe.readlink(link, env={}) == "ok /sys"
+    assert vs(varsym, "list", m.dir, user="nobody").out == "V=/nobody\n"
+    assert vs(varsym, "list", m.dir).out == ""
+
+
+@needs_real_root
+def test_a_user_sets_only_their_own_scope(varsymfs, probe, varsym):
+    m = varsymfs("")
+    link = os.path.join(m.dir, "v")
+    os.symlink("${V:-/dflt}", link)
+    p = vs(varsym, "set", "-s", m.dir, "V=/mine", user="nobody", check=False)
+    assert p.returncode == 1
+    assert "only the mount's administrator" in p.err
+    assert os.getxattr(m.dir, SYSTEM) == b""
+    # the attribute itself refuses, whatever the tool says
+    p = run(["/usr/bin/python3", "-c", textwrap.dedent(f"""
+        import errno, os
+        try:
+            os.setxattr({m.dir!r}, {SYSTEM!r}, b"V=/mine")
+        except OSError as e:
+            print(errno.errorcode[e.errno])
+        """)], env=PATH, user="nobody")
+    assert p.out.strip() == "EPERM"
+    assert probe.readlink(link, env={}) == "ok /dflt"
+    # nobody's user scope changes nothing for root or for another user
+    vs(varsym, "set", m.dir, "V=/nobody", user="nobody")
+    assert probe.readlink(link, env={}) == "ok /dflt"
+    p = run(["/usr/bin/setpriv", "--reuid=65533", "--regid=65533",
+             "--clear-groups", "--", probe.path, "readlink", link], env={})
+    assert p.out.strip() == "ok /dflt"
+
+
+def test_one_change_is_seen_whole(varsymfs, varsym, build):
+    """64 readers while A and B change together: never one old and one
+    new."""
+    m = varsymfs("")
+    link = os.path.join(m.dir, "ab")
+    os.symlink("/q/${A}-${B}", link)
+    vs(varsym, "set", "-s", m.dir, "A=1", "B=1")
+    reader = textwrap.dedent(f"""
+        import os, sys, threading
+        seen = set()
+        def read():
+            for _ in range(150):
+                seen.add(os.readlink({link!r}))
+        ts = [threading.Thread(target=read) for _ in range(8)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        print(" ".join(sorted(seen)))
+        """)
+    readers = [subprocess.Popen(["/usr/bin/python3", "-c", reader], env={},
+                                stdout=subprocess.PIPE, text=True)
+               for _ in range(8)]
+    try:
+        for i in range(40):
+            v = str(2 + i % 2)
+            os.setxattr(m.dir, SYSTEM, f"A={v}\0B={v}".encode())
+    finally:
+        outs = [r.communicate(timeout=300)[0] for r in readers]
+    seen = set(" ".join(outs).split())
+    assert seen, "the readers read nothing"
+    mixed = [t for t in seen if t.split("/")[-1].split("-")[0] !=
+             t.split("-")[-1]]
+    assert not mixed, f"mixed answers: {mixed}"
+    assert seen <= {"/q/1-1", "/q/2-2", "/q/3-3"}
+
+
+def test_a_kept_answer_follows_a_change(varsymfs, varsym, probe):
+    """A process that read a link, then reads it after a change, gets the
+    new value: no kept answer outlives the change."""
+    m = varsymfs("")
+    link = os.path.join(m.dir, "v")
+    os.symlink("${V:-/dflt}", link)
+    p = subprocess.Popen(["/usr/bin/python3", "-c", textwrap.dedent(f"""
+        import os, sys
+        for line in sys.stdin:
+            print(os.readlink({link!r}), flush=True)
+        """)], env={}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True)
+    try:
+        def ask():
+            p.stdin.write("\n")
+            p.stdin.flush()
+            return p.stdout.readline().strip()
+        assert ask() == "/dflt"
+        assert ask() == "/dflt"
+        vs(varsym, "set", "-s", m.dir, "V=/new")
+        assert ask() == "/new"
+        vs(varsym, "set", m.dir, "V=/mine")
+        assert ask() == "/mine"
+        vs(varsym, "unset", m.dir, "V")
+        assert ask() == "/new"
+    finally:
+        p.stdin.close()
+        p.wait(timeout=60)
+
+
+def test_scopes_belong_to_their_mount(varsymfs, varsym, probe):
+    a, b = varsymfs(""), varsymfs("")
+    for m in (a, b):
+        os.symlink("${V:-/dflt}", os.path.join(m.dir, "v"))
+    vs(varsym, "set", "-s", a.dir, "V=/a")
+    vs(varsym, "set", b.dir, "V=/b-user")
+    assert probe.readlink(os.path.join(a.dir, "v"), env={}) == "ok /a"
+    assert probe.readlink(os.path.join(b.dir, "v"), env={}) == "ok /b-user"
+
+
+# ---- bad input: its error, and nothing changed -----------------------------
+
+BAD = [
+    (["1V=x"], "invalid variable name '1V'"),
+    (["V="], "empty value for 'V' (unset it instead)"),
+    (["@uid=0"], "'@uid' is a built-in name: nobody sets it"),
+    (["V=a", "V=b"], "'V' given twice"),
+    (["V=" + "x" * 4096], "value of 'V' is longer than PATH_MAX - 1 bytes"),
+    ([f"V{i}=" + "x" * 4000 for i in range(17)], "more than 65536 bytes"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD, ids=range(len(BAD)))
+def test_bad_change_is_refused_whole(varsymfs, varsym, args, message):
+    m = varsymfs("")
+    vs(varsym, "set", "-s", m.dir, "KEEP=/k")
+    p = vs(varsym, "set", "-s", m.dir, "OK=/ok", *args, check=False)
+    assert p.returncode == 1 and message in p.err, p.err
+    assert os.getxattr(m.dir, SYSTEM) == b"KEEP=/k\0"
+    # the file system refuses it on its own too
+    raw = "\0".join(["OK=/ok"] + args).encode()
+    if len(raw) <= 65536:
+        with pytest.raises(OSError) as e:
+            os.setxattr(m.dir, SYSTEM, raw)
+        assert e.value.errno in (22, 7), e.value     # EINVAL, E2BIG
+    assert os.getxattr(m.dir, SYSTEM) == b"KEEP=/k\0"
+
+
+def test_bad_places_and_forms(varsymfs, varsym, public_dir):
+    m = varsymfs("")
+    p = vs(varsym, "set", public_dir, "V=x", check=False)
+    assert p.returncode == 2 and "not a varsymfs mount" in p.err
+    p = vs(varsym, "set", m.dir, "V", check=False)
+    assert p.returncode == 2 and "set needs NAME=VALUE" in p.err
+    p = vs(varsym, "unset", m.dir, "V=x", check=False)
+    assert p.returncode == 2 and "unset needs NAME" in p.err
+    p = vs(varsym, "set", m.dir, check=False)
+    assert p.returncode == 2 and "missing NAME" in p.err
+    p = vs(varsym, "set", "--save", m.dir, "V=x", check=False)
+    assert p.returncode == 2 and "--save applies to the system scope" in p.err
+    os.symlink("${V}", os.path.join(m.dir, "v"))
+    with pytest.raises(OSError) as e:     # only the root holds scopes
+        os.setxattr(os.path.join(m.dir, "v"), SYSTEM, b"V=x",
+                    follow_symlinks=False)
+    assert e.value.errno == 95            # EOPNOTSUPP
+    assert os.getxattr(m.dir, SYSTEM) == b"" and \
+        os.getxattr(m.dir, USER) == b""
+
+
+# ---- built-in names ---------------------------------------------------------
+
+BUILTINS = "/b/${@machine}/${@uid}/${@gid}/${@ruid:-none}/${@hostname}"
+
+
+def test_builtins(varsymfs, probe):
+    m = varsymfs("")
+    link = os.path.join(m.dir, "b")
+    os.symlink(BUILTINS, link)
+    u = os.uname()
+    want = f"/b/{u.machine}/{os.getuid()}/{os.getgid()}/{os.getuid()}/{u.nodename}"
+    # never from the environment
+    assert probe.readlink(link, env={"@machine": "x"}) == f"ok {want}"
+    os.symlink("${@osrelease}", os.path.join(m.dir, "r"))
+    assert probe.readlink(os.path.join(m.dir, "r"), env={}) == \
+        f"ok {u.release}"
+    with pytest.raises(OSError) as e:
+        os.symlink("${@nope}", os.path.join(m.dir, "bad"))
+    assert e.value.errno == 22
+
+
+def test_builtin_machine_under_linux32(varsymfs, probe):
+    if os.uname().machine != "x86_64":
+        pytest.skip("linux32's machine is checked on x86-64")
+    m = varsymfs("")
+    link = os.path.join(m.dir, "opt")
+    os.symlink("/opt/${@machine}", link)
+    p = run(["/usr/bin/setarch", "linux32", probe.path, "readlink", link],
+            env={})
+    assert p.out.strip() == "ok /opt/i686"
+    assert probe.readlink(link, env={}) == "ok /opt/x86_64"
+
+
+def test_builtin_hostname_of_a_new_uts_namespace(varsymfs, probe):
+    m = varsymfs("")
+    link = os.path.join(m.dir, "h")
+    os.symlink("/h/${@hostname}", link)
+    p = run(["/usr/bin/unshare", "--uts", "/bin/sh", "-c",
+             f"hostname vs-elsewhere && {probe.path} readlink {link}"],
+            env=PATH)
+    assert p.out.strip() == "ok /h/vs-elsewhere", p.err
+    assert probe.readlink(link, env={}) == f"ok /h/{os.uname().nodename}"
+
+
+def test_builtin_real_ids_unset_for_setuid(varsymfs, probe, suid_probe):
+    m = varsymfs("")
+    link = os.path.join(m.dir, "ids")
+    os.symlink("/i/${@uid}/${@ruid:-none}/${@rgid:-none}", link)
+    assert probe.readlink(link, env={}, user="nobody") == \
+        "ok /i/65534/65534/65534"
+    assert run([suid_probe, "readlink", link], env={},
+               user="nobody").out.strip() == "ok /i/0/none/none"
+
+
+def test_seed_mode_builtin(varsymfs, probe):
+    m = varsymfs("@machine,prefix=/opt/")
+    assert probe.readlink(m.link, env={"machine": "x"}) == \
+        f"ok /opt/{os.uname().machine}"
+
+
+# ---- persistence --------------------------------------------------------------
+
+def test_saved_values_survive_umount_and_mount(varsymfs, varsym, probe,
+                                               public_dir):
+    conf = os.path.join(public_dir, "varsym.conf")
+    with open(conf, "w") as f:
+        f.write("# another mount's section stays as it is\n[/elsewhere]\nX=1\n")
+    env = {"VARSYM_CONF": conf}
+    m = varsymfs("", env=env, helper=True)
+    where = m.dir
+    vs(varsym, "set", "-s", "--save", where, "PERL_VERSION=5.24.0", "B=/b",
+       env={**PATH, **env})
+    vs(varsym, "unset", "-s", "--save", where, "B", env={**PATH, **env})
+    with open(conf) as f:
+        text = f.read()
+    real = os.path.realpath(where)
+    assert text == ("# another mount's section stays as it is\n[/elsewhere]\n"
+                    f"X=1\n[{real}]\nPERL_VERSION=5.24.0\n")
+    m.stop()
+    m2 = varsymfs("", env=env, helper=True, where=where)
+    assert os.getxattr(m2.dir, SYSTEM) == b"PERL_VERSION=5.24.0\0"
+    link = os.path.join(m2.dir, "perl")
+    os.symlink("/opt/perl/${PERL_VERSION:-5.22.1}/lib", link)
+    assert probe.readlink(link, env={}) == "ok /opt/perl/5.24.0/lib"
+
+
+def test_a_bad_line_mounts_nothing(varsymfs, public_dir, impl):
+    conf = os.path.join(public_dir, "varsym.conf")
+    where = os.path.join(public_dir, "m")
+    os.mkdir(where)
+    make_public(where)
+    with open(conf, "w") as f:
+        f.write(f"[{os.path.realpath(where)}]\nA=1\n\n1B=2\n")
+    err = varsymfs("", env={"VARSYM_CONF": conf}, helper=True, where=where,
+                   expect_failure=True)
+    assert "line 4: invalid variable name '1B'" in err, err
+    from conftest import mounted_at
+    assert mounted_at(where) is None
+
+
+def test_load_makes_the_system_scope_the_file(varsymfs, varsym, public_dir):
+    m = varsymfs("")
+    conf = os.path.join(public_dir, "c.conf")
+    vs(varsym, "set", "-s", m.dir, "OLD=/o", "A=/x")
+    with open(conf, "w") as f:
+        f.write(f"[{os.path.realpath(m.dir)}/]\nA=/a\nB=/b\n")
+    vs(varsym, "load", "--config", conf, m.dir)
+    assert os.getxattr(m.dir, SYSTEM) == b"A=/a\0B=/b\0"
+    with open(conf, "a") as f:
+        f.write("A=/again\n")
+    p = vs(varsym, "load", "--config", conf, m.dir, check=False)
+    assert p.returncode == 1 and "line 4: 'A' is set on line 2 already" in p.err
+    assert os.getxattr(m.dir, SYSTEM) == b"A=/a\0B=/b\0"
+
+
+@needs_real_root
+def test_user_namespace_mount_keeps_its_scopes(varsymfs, varsym, probe,
+                                               impl, public_dir):
+    """Root of a user namespace administers its own mount's system scope,
+    which nothing outside sees, and cannot change the scope of a mount made
+    outside, which it sees."""
+    if impl != "kernel":
+        pytest.skip("a mount made in a user namespace: the module's")
+    outer = varsymfs("")
+    os.symlink("${V:-/dflt}", os.path.join(outer.dir, "v"))
+    vs(varsym, "set", "-s", outer.dir, "V=/outer")
+    inner = os.path.join(public_dir, "inner")
+    os.mkdir(inner)
+    make_public(inner)
+    script = textwrap.dedent(f"""
+        set -e
+        mount -t varsymfs none {inner}
+        ln -s '${{V:-/dflt}}' {inner}/v
+        {varsym} set -s {inner} V=/inner
+        echo "inner $({probe.path} readlink {inner}/v)"
+        echo "outer $({probe.path} readlink {outer.dir}/v)"
+        if {varsym} set -s {outer.dir} V=/mine 2>/dev/null; then
+            echo "outer changed"
+        else
+            echo "outer refused"
+        fi
+        """)
+    p = run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+             "--clear-groups", "--", "/usr/bin/unshare", "--user",
+             "--map-root-user", "--mount", "--propagation", "private",
+             "/bin/sh", "-c", script], env=PATH)
+    assert p.out.splitlines() == ["inner ok /inner", "outer ok /outer",
+                                  "outer refused"], p.err
+    assert probe.readlink(os.path.join(outer.dir, "v"), env={}) == \
+        "ok /outer"
+    assert os.getxattr(outer.dir, SYSTEM) == b"V=/outer\0"
+
+
+# ---- varsym explain: which source answered ------------------------------------
+
+def test_explain_names_each_source(varsymfs, varsym):
+    m = varsymfs("")
+    link = os.path.join(m.dir, "p")
+    os.symlink("/o/${@machine}/${A:-a}/${B:-b}/${C:-c}/${D:-d}", link)
+    vs(varsym, "set", "-s", m.dir, "B=sb", "C=sc")
+    vs(varsym, "set", m.dir, "C=uc")
+    out = vs(varsym, "explain", "-i", "--env", "A=ea", link,
+             check=False).out
+    machine = os.uname().machine
+    assert f"v p -> /o/{machine}/ea/sb/uc/d\n" in out
+    for line in (f"@machine = {machine}   (built-in)",
+                 "A = ea   (from the environment)",
+                 "B = sb   (from the system scope)",
+                 "C = uc   (from the user scope)",
+                 "D = d   (unset or empty: the default)"):
+        assert line in out, out
+    out = vs(varsym, "explain", "--secure", link, check=False).out
+    assert f"v p -> /o/{machine}/a/sb/sc/d\n" in out, out
+
+
+def test_explain_a_live_process(varsymfs, varsym, probe, public_dir):
+    """--pid: that process's exec-time environment, AT_SECURE and user
+    scope, as the file system answers it."""
+    m = varsymfs("")
+    link = os.path.join(m.dir, "p")
+    os.symlink("/o/${A:-a}/${B:-b}", link)
+    vs(varsym, "set", "-s", m.dir, "B=sb")
+    if not IN_USERNS:
+        vs(varsym, "set", m.dir, "B=nobody-b", user="nobody")
+    sleeper = subprocess.Popen(
+        ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+         "--clear-groups", "--", "/bin/sleep", "60"] if not IN_USERNS else
+        ["/bin/sleep", "60"], env={"A": "from-env"})
+    try:
+        wait_for(lambda: open(f"/proc/{sleeper.pid}/comm").read() ==
+                 "sleep\n", "the sleeper to run sleep")
+        want = "/o/from-env/" + ("sb" if IN_USERNS else "nobody-b")
+        out = vs(varsym, "explain", "--pid", sleeper.pid, link,
+                 check=False).out
+        assert f"v p -> {want}\n" in out, out
+        assert "A = from-env   (from the environment)" in out, out
+        if not IN_USERNS:
+            assert "B = nobody-b   (from the user scope)" in out, out
+            # and it is what that user's processes get
+            assert probe.readlink(link, env={"A": "from-env"},
+                                  user="nobody") == f"ok {want}"
+            # another user may not read it: nobody's pid, by nobody's
+            # neighbour
+            p = run(["/usr/bin/python3", "-c",
+                     f"import os; os.getxattr({m.dir!r}, "
+                     f"'system.varsym_user.0')"], env=PATH, user="nobody")
+            assert "Operation not permitted" in p.err, p.err
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    p = vs(varsym, "explain", "--pid", "1", "-i", link, check=False)
+    assert p.returncode == 2 and "--pid explains that process" in p.err
