@@ -93,6 +93,9 @@ def test_list_shows_each_scope(varsymfs, varsym):
         "A=/a\nB=/b\n"
     os.removexattr(m.dir, SYSTEM)
     assert os.getxattr(m.dir, SYSTEM) == b""
+    vs(varsym, "set", "-s", m.dir, "A=/a")
+    os.setxattr(m.dir, SYSTEM, b"")             # an empty value: the same
+    assert os.getxattr(m.dir, SYSTEM) == b""
     assert sorted(os.listxattr(m.dir)) == [SYSTEM, USER]
 
 
