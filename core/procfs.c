@@ -165,7 +165,7 @@ void varsym_proc_builtins(int dirfd, const struct varsym_proc_ids *ids,
 	b->core.osrelease = b->osrelease;
 	/* the personality is readable where ptrace could attach: else none */
 	if (varsym_proc_read(dirfd, "personality", personality,
-		       sizeof(personality)) > 0)
+			     sizeof(personality)) > 0)
 		per = strtoul(personality, NULL, 16);
 	snprintf(b->machine, sizeof(b->machine), "%s",
 		 (per & 0xff) == 0x0008 ? compat_machine(u.machine) :

@@ -494,19 +494,16 @@ static bool may_administer(struct vsfuse *fs, fuse_req_t req)
 	return uid == 0 || uid == fs->admin;
 }
 
-static void get_scope(struct vsfuse *fs, fuse_req_t req, bool system,
-		      size_t size)
+/* The system scope, or uid's, as getxattr(2) gives it. */
+static void reply_scope(struct vsfuse *fs, fuse_req_t req, bool system,
+			uid_t uid, size_t size)
 {
-	uid_t ruid = 0;
 	char *buf = NULL;
 	ssize_t len;
-	int err;
 
-	if (!system && (err = request_ruid(fs, req, &ruid)))
-		return reply_error(req, err);
 	if (size && !(buf = malloc(size)))
 		return reply_error(req, -ENOMEM);
-	len = vsfuse_scopes_read(&fs->scopes, system, ruid, buf, size);
+	len = vsfuse_scopes_read(&fs->scopes, system, uid, buf, size);
 	if (len < 0)
 		reply_error(req, len);
 	else if (!size)
@@ -516,14 +513,24 @@ static void get_scope(struct vsfuse *fs, fuse_req_t req, bool system,
 	free(buf);
 }
 
+static void get_scope(struct vsfuse *fs, fuse_req_t req, bool system,
+		      size_t size)
+{
+	uid_t ruid = 0;
+	int err;
+
+	if (!system && (err = request_ruid(fs, req, &ruid)))
+		return reply_error(req, err);
+	reply_scope(fs, req, system, ruid, size);
+}
+
 /* system.varsym_user.UID: for that user and the mount's administrator. */
 static void get_scope_of(struct vsfuse *fs, fuse_req_t req, const char *id,
 			 size_t size)
 {
 	unsigned long uid;
 	uid_t ruid;
-	char *end, *buf = NULL;
-	ssize_t len;
+	char *end;
 
 	errno = 0;
 	uid = strtoul(id, &end, 10);
@@ -533,16 +540,7 @@ static void get_scope_of(struct vsfuse *fs, fuse_req_t req, const char *id,
 	if (!may_administer(fs, req) &&
 	    (request_ruid(fs, req, &ruid) || ruid != uid))
 		return reply_error(req, -EPERM);
-	if (size && !(buf = malloc(size)))
-		return reply_error(req, -ENOMEM);
-	len = vsfuse_scopes_read(&fs->scopes, false, uid, buf, size);
-	if (len < 0)
-		reply_error(req, len);
-	else if (!size)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, buf, len);
-	free(buf);
+	reply_scope(fs, req, false, uid, size);
 }
 
 static void set_scope(struct vsfuse *fs, fuse_req_t req, bool system,

@@ -159,6 +159,19 @@ static bool is_root(struct inode *inode)
 	return inode->i_ino == VARSYMFS_ROOT_INO;
 }
 
+/* A held scope's block as getxattr(2) gives it; drops the reference. */
+static int copy_out(struct varsymfs_scope *s, void *buffer, size_t size)
+{
+	int len = s ? s->len : 0;
+
+	if (size && len > size)
+		len = -ERANGE;
+	else if (size && len)
+		memcpy(buffer, s->block, len);
+	scope_put(s);
+	return len;
+}
+
 static int scope_get(const struct xattr_handler *handler,
 		     struct dentry *unused, struct inode *inode,
 		     const char *name, void *buffer, size_t size)
@@ -166,18 +179,11 @@ static int scope_get(const struct xattr_handler *handler,
 	struct varsymfs_sb_info *sbi = varsymfs_sb(inode->i_sb);
 	bool system = handler->flags;
 	struct varsymfs_scope *s;
-	int len;
 
 	if (!is_root(inode))
 		return -ENODATA;
 	s = system ? system_get(sbi) : user_get(sbi, current_uid());
-	len = s ? s->len : 0;
-	if (size && len > size)
-		len = -ERANGE;
-	else if (size && len)
-		memcpy(buffer, s->block, len);
-	scope_put(s);
-	return len;
+	return copy_out(s, buffer, size);
 }
 
 /* system.varsym_user.UID: for that user and the mount's administrator. */
@@ -188,7 +194,6 @@ static int scope_of_get(const struct xattr_handler *handler,
 	struct varsymfs_scope *s;
 	unsigned int id;
 	kuid_t uid;
-	int len;
 
 	if (!is_root(inode))
 		return -ENODATA;
@@ -201,13 +206,7 @@ static int scope_of_get(const struct xattr_handler *handler,
 	    !ns_capable(inode->i_sb->s_user_ns, CAP_SYS_ADMIN))
 		return -EPERM;
 	s = user_get(varsymfs_sb(inode->i_sb), uid);
-	len = s ? s->len : 0;
-	if (size && len > size)
-		len = -ERANGE;
-	else if (size && len)
-		memcpy(buffer, s->block, len);
-	scope_put(s);
-	return len;
+	return copy_out(s, buffer, size);
 }
 
 /* Publishes new (NULL: none) for the system or uid; under scope_lock. */
