@@ -134,7 +134,8 @@ static bool uts_hostname(int dirfd, char *buf, size_t size)
 		ok = !uname(&u);
 		if (setns(own, CLONE_NEWUTS)) {
 			/* every later answer would be that namespace's */
-			fprintf(stderr, "varsym: cannot return to its own UTS namespace: %m\n");
+			fprintf(stderr, "%s: cannot return to its own UTS namespace: %m\n",
+				program_invocation_short_name);
 			abort();
 		}
 		if (ok)
