@@ -73,7 +73,7 @@ def test_both_packages_are_built(debs):
 def test_varsymfs_package(debs):
     deb = debs["varsymfs"]
     files = contents(deb)
-    for f in ("/usr/sbin/varsymfs", "/usr/bin/varsym",
+    for f in ("/usr/sbin/varsymfs", "/usr/sbin/mount.varsymfs", "/usr/bin/varsym",
               "/usr/share/man/man1/varsym.1.gz", "/usr/share/man/man5/varsymfs.5.gz",
               "/usr/share/man/man8/varsymfs.8.gz", "/usr/share/doc/varsymfs/copyright",
               "/usr/share/doc/varsymfs/README.md.gz",

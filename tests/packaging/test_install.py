@@ -19,6 +19,7 @@ def installed(prefix):
     """Every file make install must put under prefix, and its mode."""
     files = {
         f"{prefix}/sbin/varsymfs": 0o755,
+        f"{prefix}/sbin/mount.varsymfs": 0o755,
         f"{prefix}/bin/varsym": 0o755,
         f"{prefix}/share/man/man1/varsym.1": 0o644,
         f"{prefix}/share/man/man5/varsymfs.5": 0o644,
