@@ -20,6 +20,7 @@
 #include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/personality.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/utsname.h>
 #include <linux/xattr.h>
@@ -69,14 +70,20 @@ void varsymfs_scopes_hold(struct super_block *sb, bool rcu,
 			  struct varsymfs_held *h)
 {
 	struct varsymfs_sb_info *sbi = varsymfs_sb(sb);
+	/* a kernel thread is no user's: no user scope (docs/SPEC.md) */
+	bool user = current->mm && !(current->flags & PF_KTHREAD);
 
 	h->rcu = rcu;
+	h->user = NULL;
 	if (rcu) {			/* the walk holds rcu_read_lock() */
 		h->system = rcu_dereference(sbi->system_scope);
-		h->user = xa_load(&sbi->user_scopes, __kuid_val(current_uid()));
+		if (user)
+			h->user = xa_load(&sbi->user_scopes,
+					  __kuid_val(current_uid()));
 	} else {
 		h->system = system_get(sbi);
-		h->user = user_get(sbi, current_uid());
+		if (user)
+			h->user = user_get(sbi, current_uid());
 	}
 }
 
