@@ -554,8 +554,7 @@ static void set_scope(struct vsfuse *fs, fuse_req_t req, bool system,
 		return reply_error(req, -EPERM);
 	if (!system && (err = request_ruid(fs, req, &ruid)))
 		return reply_error(req, err);
-	/* an empty value empties it, as the kernel's VFS makes it do */
-	err = clear || !size ? vsfuse_scopes_clear(&fs->scopes, system, ruid) :
+	err = clear ? vsfuse_scopes_clear(&fs->scopes, system, ruid) :
 		      vsfuse_scopes_edit(&fs->scopes, system, ruid, value, size,
 					 msg, sizeof(msg));
 	/* answers made with the old values go; published first (scopes.c) */

@@ -94,8 +94,10 @@ def test_list_shows_each_scope(varsymfs, varsym):
     os.removexattr(m.dir, SYSTEM)
     assert os.getxattr(m.dir, SYSTEM) == b""
     vs(varsym, "set", "-s", m.dir, "A=/a")
-    os.setxattr(m.dir, SYSTEM, b"")             # an empty value: the same
-    assert os.getxattr(m.dir, SYSTEM) == b""
+    with pytest.raises(OSError) as e:           # an empty change: EINVAL
+        os.setxattr(m.dir, SYSTEM, b"")
+    assert e.value.errno == 22
+    assert os.getxattr(m.dir, SYSTEM) == b"A=/a\0"
     assert sorted(os.listxattr(m.dir)) == [SYSTEM, USER]
 
 
