@@ -40,7 +40,7 @@ static void scope_put(struct varsymfs_scope *s)
 		kvfree_rcu(s, rcu);
 }
 
-/* A reference on the block at *slot, read under RCU: NULL if none. */
+/* A reference on the system scope, or on uid's scope: NULL if none. */
 static struct varsymfs_scope *system_get(struct varsymfs_sb_info *sbi)
 {
 	struct varsymfs_scope *s;
