@@ -76,6 +76,19 @@ bool varsym_is_answer(ssize_t result)
 	       result == -ENAMETOOLONG || result == -EINVAL;
 }
 
+bool varsym_link_reads_builtin(const struct varsym_opts *o, const char *tmpl,
+			       size_t len)
+{
+	size_t i;
+
+	if (!tmpl)
+		return o->var[0] == '@';
+	for (i = 0; i + 3 <= len; i++)
+		if (tmpl[i] == '$' && tmpl[i + 1] == '{' && tmpl[i + 2] == '@')
+			return true;
+	return false;
+}
+
 ssize_t varsym_link_target(const struct varsym_opts *o, const char *tmpl,
 			   size_t len, const struct varsym_caller *caller,
 			   char *out, size_t size)

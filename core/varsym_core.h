@@ -310,6 +310,12 @@ ssize_t varsym_template_expand(const char *tmpl, size_t len,
 ssize_t varsym_link_target(const struct varsym_opts *o, const char *tmpl,
 			   size_t len, const struct varsym_caller *caller,
 			   char *out, size_t size);
+/*
+ * Whether a link's answer may read a built-in (the seed's variable is one,
+ * or the template holds "${@"): such answers are never kept.
+ */
+bool varsym_link_reads_builtin(const struct varsym_opts *o, const char *tmpl,
+			       size_t len);
 /* 0 when tmpl is a well-formed template symlink(2) may store, or -EINVAL. */
 int varsym_template_check(const char *tmpl, size_t len);
 

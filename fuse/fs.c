@@ -224,8 +224,8 @@ static struct readlink_job *new_job(struct vsfuse *fs, fuse_req_t req,
 	job->stamp = stamp;
 	job->cache = cache;
 	job->seed = !n->template;
-	job->builtins = n->template ? strstr(n->template, "${@") != NULL :
-			fs->opts.var[0] == '@';
+	job->builtins = varsym_link_reads_builtin(&fs->opts, n->template,
+						  n->template_len);
 	if (n->template) {	/* never changes: no lock needed */
 		memcpy(job->template, n->template, n->template_len + 1);
 		job->template_len = n->template_len;

@@ -139,7 +139,7 @@ static int varsymfs_symlink(struct varsymfs_idmap *idmap, struct inode *dir,
 		return -ENOMEM;
 	}
 	t->id = varsymfs_new_link_id();
-	t->builtins = strstr(symname, "${@");
+	t->builtins = varsym_link_reads_builtin(NULL, symname, len);
 	t->len = len;
 	memcpy(t->text, symname, len + 1);
 	inode = varsymfs_new_inode(dir->i_sb, S_IFLNK | 0777, get_next_ino());

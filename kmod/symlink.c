@@ -85,7 +85,9 @@ static bool names_builtin(struct inode *inode)
 {
 	const struct varsymfs_template *t = varsymfs_template_of(inode);
 
-	return t ? t->builtins : varsymfs_sb(inode->i_sb)->opts.var[0] == '@';
+	return t ? t->builtins :
+		   varsym_link_reads_builtin(&varsymfs_sb(inode->i_sb)->opts,
+					     NULL, 0);
 }
 
 /**

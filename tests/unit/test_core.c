@@ -679,6 +679,7 @@ static void test_scope_edit(void)
 		{ SCOPE("A=1\0"), SCOPE("\0"), -EINVAL,
 		  SCOPE("no NAME=VALUE or NAME given") },
 	};
+	static struct varsym_opts seed_o;
 	char msg[VARSYM_MSG_MAX];
 	struct varsym_scope_entry e;
 	size_t i, pos, n;
@@ -726,6 +727,12 @@ static void test_scope_edit(void)
 				sizeof(msg));
 	check(got == -E2BIG, "scope edit: past 65536 bytes: %s",
 	      err_name(got));
+	/* which links' answers are never kept */
+	parse_opts("@machine", &seed_o, msg);
+	check(varsym_link_reads_builtin(&seed_o, NULL, 0) &&
+	      varsym_link_reads_builtin(NULL, "/a/${@uid}", 10) &&
+	      !varsym_link_reads_builtin(NULL, "/a/${uid}@", 10),
+	      "link_reads_builtin");
 	/* the iterator: names and values of a block */
 	pos = 0;
 	n = 0;
