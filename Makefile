@@ -37,7 +37,7 @@ FUSE_LIBS = $(shell pkg-config --libs fuse3 libbpf)
 
 CORE_SRC := core/caller.c core/conf.c core/env.c core/options.c core/process.c \
 	core/procfs.c \
-	core/resolve.c core/scope.c core/template.c
+	core/resolve.c core/scope.c core/search.c core/template.c
 CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h \
 	core/varsym_proc.h \
 	core/execve_nrs.h

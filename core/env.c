@@ -40,6 +40,9 @@ static size_t scan_value(struct varsym_env_scan *s, const char *p, size_t n)
 	size_t take = nul ? (size_t)(nul - p) : n;
 
 	if (take > s->size - s->len) {
+		/* the part that fits: a search reads a long PATH's first dirs */
+		memcpy(s->buf + s->len, p, s->size - s->len);
+		s->len = s->size;
 		s->state = VARSYM_SCAN_TOOLONG;
 		return n;
 	}

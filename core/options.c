@@ -139,10 +139,67 @@ static int set_var(struct varsym_opts *o, const char *name, bool bare,
 	if (o->given & VARSYM_OPT_VAR)
 		return fail(msg, size, "variable given twice: '%s' and '%s'",
 			    o->var, name);
+	if (o->given & VARSYM_OPT_SEARCH)
+		return fail(msg, size,
+			    "variable '%s' given, but 'search=%s' makes this a search mount",
+			    name, o->var);
 	memcpy(o->var, name, len + 1);
 	o->var_len = len;
 	o->given |= VARSYM_OPT_VAR;
 	return 0;
+}
+
+static int set_search(struct varsym_opts *o, const char *name, char *msg,
+		      size_t size)
+{
+	size_t len = strlen(name);
+
+	if (o->given & VARSYM_OPT_SEARCH)
+		return fail(msg, size, "option 'search' given twice");
+	if (!varsym_name_valid(name, len))
+		return fail(msg, size, "invalid variable name in 'search=%.32s'",
+			    name);
+	if (o->given & VARSYM_OPT_VAR)
+		return fail(msg, size, "variable given twice: '%s' and 'search=%s'",
+			    o->var, name);
+	memcpy(o->var, name, len + 1);
+	o->var_len = len;
+	o->given |= VARSYM_OPT_SEARCH;
+	return 0;
+}
+
+/* fallback=DIR[:DIR...]: absolute directories, VARSYM_SEARCH_DIRS_MAX at most. */
+static int set_fallback(struct varsym_opts *o, const char *value, char *msg,
+			size_t size)
+{
+	const char *p = value;
+	unsigned int n = 0;
+	int ret;
+
+	ret = set_string(o, VARSYM_OPT_FALLBACK, "fallback", value, o->dflt,
+			 &o->dflt_len, msg, size);
+	if (ret)
+		return ret;
+	for (;;) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (p[0] != '/' || !len) {
+			o->given &= ~VARSYM_OPT_FALLBACK;
+			return fail(msg, size,
+				    "'fallback=' entry '%.*s' is not an absolute path",
+				    (int)(len > 64 ? 64 : len), p);
+		}
+		if (++n > VARSYM_SEARCH_DIRS_MAX) {
+			o->given &= ~VARSYM_OPT_FALLBACK;
+			return fail(msg, size,
+				    "'fallback=' has more than %d directories",
+				    VARSYM_SEARCH_DIRS_MAX);
+		}
+		if (!end)
+			return 0;
+		p = end + 1;
+	}
 }
 
 static int set_number(struct varsym_opts *o, unsigned int bit,
@@ -163,11 +220,16 @@ int varsym_opts_parse_one(struct varsym_opts *o, const char *key,
 {
 	static const char *const valued[] = {
 		"var", "default", "prefix", "uid", "gid", "mode", "nr_links",
+		"fallback",
 	};
 	size_t i;
 
 	if (is_foreign(key))
 		return VARSYM_OPT_FOREIGN;
+	/* -o search: the search mode's variable is PATH (var=search names one) */
+	if (!strcmp(key, "search"))
+		return set_search(o, value ? value : VARSYM_SEARCH_VAR_DEFAULT,
+				  msg, size);
 	if (!value) {
 		for (i = 0; i < ARRAY_SIZE(valued); i++)
 			if (!strcmp(key, valued[i]))
@@ -181,6 +243,8 @@ int varsym_opts_parse_one(struct varsym_opts *o, const char *key,
 	if (!strcmp(key, "default"))
 		return set_string(o, VARSYM_OPT_DEFAULT, key, value, o->dflt,
 				  &o->dflt_len, msg, size);
+	if (!strcmp(key, "fallback"))
+		return set_fallback(o, value, msg, size);
 	if (!strcmp(key, "prefix"))
 		return set_string(o, VARSYM_OPT_PREFIX, key, value, o->prefix,
 				  &o->prefix_len, msg, size);
@@ -216,9 +280,25 @@ int varsym_opts_finish(const struct varsym_opts *o, char *msg, size_t size)
 	};
 	size_t i;
 
+	if ((o->given & VARSYM_OPT_FALLBACK) && !varsym_opts_search_mode(o))
+		return fail(msg, size,
+			    "option 'fallback=' applies only to search mode ('search' or 'search=VAR')");
 	if (!o->nr_links)
 		return fail(msg, size,
 			    "'nr_links=0': a mount needs room for one link at least");
+	if (varsym_opts_search_mode(o)) {
+		for (i = 0; i < ARRAY_SIZE(template_only); i++)
+			if (o->given & template_only[i].bit)
+				return fail(msg, size,
+					    "option '%s' applies only to template mode, not to search mode",
+					    template_only[i].name);
+		for (i = 0; i < ARRAY_SIZE(seed_only); i++)
+			if (o->given & seed_only[i].bit)
+				return fail(msg, size,
+					    "option '%s' applies only to seed mode, not to search mode",
+					    seed_only[i].name);
+		return 0;
+	}
 	if (varsym_opts_seed_mode(o)) {
 		for (i = 0; i < ARRAY_SIZE(template_only); i++)
 			if (o->given & template_only[i].bit)
@@ -245,6 +325,12 @@ void varsym_opts_show(const struct varsym_opts *o,
 {
 	char num[16];
 
+	if (varsym_opts_search_mode(o)) {
+		show(ctx, "search", o->var);
+		if (o->given & VARSYM_OPT_FALLBACK)
+			show(ctx, "fallback", o->dflt);
+		return;
+	}
 	if (varsym_opts_seed_mode(o)) {
 		show(ctx, "var", o->var);
 		if (o->given & VARSYM_OPT_PREFIX)

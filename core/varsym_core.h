@@ -205,13 +205,15 @@ ssize_t varsym_conf_section(const char *text, size_t len, const char *mount,
  * the core free of allocation; a mount holds one of these.
  */
 enum varsym_opt_bits {
-	VARSYM_OPT_VAR = 1 << 0,
+	VARSYM_OPT_VAR = 1 << 0,	/* seed mode's variable, in var */
 	VARSYM_OPT_DEFAULT = 1 << 1,
 	VARSYM_OPT_PREFIX = 1 << 2,
 	VARSYM_OPT_UID = 1 << 3,
 	VARSYM_OPT_GID = 1 << 4,
 	VARSYM_OPT_MODE = 1 << 5,
 	VARSYM_OPT_NR_LINKS = 1 << 6,
+	VARSYM_OPT_SEARCH = 1 << 7,	/* search mode's variable, in var */
+	VARSYM_OPT_FALLBACK = 1 << 8,	/* search mode's list, in dflt */
 };
 
 struct varsym_opts {
@@ -291,6 +293,11 @@ static inline bool varsym_opts_seed_mode(const struct varsym_opts *o)
 	return o->given & VARSYM_OPT_VAR;
 }
 
+static inline bool varsym_opts_search_mode(const struct varsym_opts *o)
+{
+	return o->given & VARSYM_OPT_SEARCH;
+}
+
 /*
  * Resolution.  Both write a NUL-terminated target into out (size bytes,
  * normally VARSYM_PATH_MAX) and return its length, or:
@@ -318,6 +325,36 @@ bool varsym_link_reads_builtin(const struct varsym_opts *o, const char *tmpl,
 			       size_t len);
 /* 0 when tmpl is a well-formed template symlink(2) may store, or -EINVAL. */
 int varsym_template_check(const char *tmpl, size_t len);
+
+/*
+ * Search mode (-o search[=VAR],fallback=DIR:...): every name is a link to
+ * the first DIR/NAME the caller may execute, DIR running over the
+ * absolute entries of the caller's VAR (its first VARSYM_SEARCH_DIRS_MAX,
+ * in its first VARSYM_SEARCH_VALUE_MAX - 1 bytes), then over the fallback
+ * list (at most VARSYM_SEARCH_DIRS_MAX entries, checked at mount time).  A
+ * secure-exec caller's VAR comes from the system scope only.
+ */
+#define VARSYM_SEARCH_DIRS_MAX 256
+#define VARSYM_SEARCH_VALUE_MAX VARSYM_PATH_MAX
+#define VARSYM_NAME_BYTES_MAX 255	/* a file name's most: NAME_MAX */
+#define VARSYM_SEARCH_VAR_DEFAULT "PATH"
+
+/* A name a search may answer: not ".", "..", empty, or holding a '/'. */
+bool varsym_search_name_valid(const char *name, size_t len);
+/*
+ * The target of name (name_len bytes) for caller: "DIR/NAME" in out (size
+ * bytes), its length; -ENOENT when no directory holds it; or the -errno
+ * of probe() or of caller->getenv() that ended the search.  probe(ctx,
+ * path) returns 1 when path is a regular file the caller may execute, 0
+ * to try the next directory (absent, not executable, or a walk back into
+ * a search mount), or -errno.  value is scratch room for the variable,
+ * VARSYM_SEARCH_VALUE_MAX bytes.
+ */
+ssize_t varsym_search(const struct varsym_opts *o,
+		      const struct varsym_caller *caller, const char *name,
+		      size_t name_len,
+		      int (*probe)(void *ctx, const char *path), void *ctx,
+		      char *value, char *out, size_t size);
 
 /*
  * Whether a resolution's result is an answer that holds until the caller's

@@ -106,6 +106,17 @@ static ssize_t environ_read(void *ctx, void *dst, unsigned long long addr,
 static const struct varsym_mem_ops mem_ops = { .read = mem_read };
 static const struct varsym_mem_ops environ_ops = { .read = environ_read };
 
+/*
+ * The value bytes a reply carries: the value, or for -ENAMETOOLONG the
+ * part that fitted (a search reads a long PATH's first directories).
+ */
+static size_t reply_bytes(int64_t result, size_t size)
+{
+	if (result == -ENAMETOOLONG)
+		return size;
+	return result > 0 ? (size_t)result : 0;
+}
+
 static int64_t serve(int dirfd, const struct request *q, char *value)
 {
 	unsigned char ptrs[PTR_BATCH * 8];	/* pointers per pread */
@@ -169,7 +180,7 @@ static __attribute__((noreturn)) void reader_main(int sock)
 		if (dirfd >= 0)
 			close(dirfd);
 		send(sock, &r, offsetof(struct reply, value) +
-		     (r.result > 0 ? r.result : 0), MSG_NOSIGNAL);
+		     reply_bytes(r.result, q.size), MSG_NOSIGNAL);
 	}
 }
 
@@ -351,11 +362,10 @@ ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
 		goto late;
 	n = recv(r->sock, &rep, sizeof(rep), 0);
 	if (n < (ssize_t)offsetof(struct reply, value) || rep.result > q.size ||
-	    (rep.result > 0 &&
-	     (size_t)n != offsetof(struct reply, value) + rep.result))
+	    (size_t)n != offsetof(struct reply, value) +
+			 reply_bytes(rep.result, q.size))
 		goto late;
-	if (rep.result > 0)
-		memcpy(buf, rep.value, rep.result);
+	memcpy(buf, rep.value, reply_bytes(rep.result, q.size));
 	return rep.result;
 late:
 	give_up(r, w->owner);
