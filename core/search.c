@@ -86,15 +86,13 @@ ssize_t varsym_search(const struct varsym_opts *o,
 		return -ENOENT;
 	n = varsym_value(c, o->var, o->var_len, value, VARSYM_SEARCH_VALUE_MAX,
 			 &from);
-	if (n == -ENAMETOOLONG) {
-		/* past the bound: the whole directories in its first bytes */
+	if (n < 0 && n != -ENAMETOOLONG)
+		return n;
+	len = n;
+	/* past the bound: the whole directories in its first bytes */
+	if (n == -ENAMETOOLONG)
 		for (len = VARSYM_SEARCH_VALUE_MAX; len && value[len - 1] != ':';)
 			len--;
-	} else if (n < 0) {
-		return n;
-	} else {
-		len = n;
-	}
 	varsym_note(c, o->var, o->var_len, len ? from : VARSYM_FROM_NOTHING,
 		    value, len);
 	ret = search_list(&s, value, len);

@@ -18,7 +18,10 @@
  *  - the link: a 64-bit id, never reused, given to each mount (seed) and
  *    each template link;
  *  - the mount's scopes: their generation, which every change moves, and
- *    the real uid whose user scope was read.
+ *    the real uid whose user scope was read;
+ *  - for a search (search.c), the credentials, the mount namespace and the
+ *    root it was made with: a process that changes one without an execve
+ *    (setuid, setns, chroot) searches again.
  * Answers read during execve (execve's envp decides) or by a kernel thread
  * are never stored or used.
  *
@@ -31,7 +34,10 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
+#include <linux/fs_struct.h>
 #include <linux/jhash.h>
+#include <linux/nsproxy.h>
 #include <linux/overflow.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -45,6 +51,7 @@ struct answer {
 	struct rcu_head rcu;
 	refcount_t ref;		/* the table's, and each walk's */
 	struct varsymfs_cache_key key;
+	const struct cred *cred;	/* key.cred's, held: never reused */
 	int err;		/* -errno, or 0 and a target */
 	char target[];
 };
@@ -62,13 +69,19 @@ u64 varsymfs_new_link_id(void)
  * @key: filled in
  * @link: the link's id
  * @scope_gen: its mount's scope generation, read before the scopes
+ * @search: a search's answer: keyed by who looks and where too
  *
  * Lockless: a field that changes under us (a concurrent prctl on our own
- * environment) only makes a key that matches nothing.
+ * environment, a chroot by a thread sharing our fs_struct) only makes a
+ * key that matches nothing.  Only current changes its own credentials and
+ * namespaces.
  */
 void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link,
-			u64 scope_gen)
+			u64 scope_gen, bool search)
 {
+	struct nsproxy *ns = current->nsproxy;
+	struct fs_struct *fs = current->fs;
+
 	struct mm_struct *mm = current->mm;
 
 	memset(key, 0, sizeof(*key));	/* a field added but not set here: 0 */
@@ -82,6 +95,14 @@ void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link,
 	key->env_end = READ_ONCE(mm->env_end);
 	key->scope_gen = scope_gen;
 	key->ruid = __kuid_val(current_uid());
+	if (!search)
+		return;
+	key->cred = (unsigned long)current_cred();
+	key->mnt_ns = ns ? (unsigned long)ns->mnt_ns : 0;
+	if (fs) {
+		key->root_mnt = (unsigned long)READ_ONCE(fs->root.mnt);
+		key->root_dentry = (unsigned long)READ_ONCE(fs->root.dentry);
+	}
 }
 
 static struct answer __rcu **slot_of(const struct varsymfs_cache_key *key)
@@ -93,8 +114,11 @@ static void put_answer(void *arg)
 {
 	struct answer *a = arg;
 
-	if (refcount_dec_and_test(&a->ref))
+	if (refcount_dec_and_test(&a->ref)) {
+		if (a->cred)
+			put_cred(a->cred);	/* frees after a grace period */
 		kfree_rcu(a, rcu);
+	}
 }
 
 /**
@@ -138,11 +162,15 @@ void varsymfs_cache_put(const struct varsymfs_cache_key *key,
 	size_t len = target ? strlen(target) : 0;
 	struct answer *a, *old;
 
+	/* the credentials the search was made with: hold them */
+	if (key->cred && key->cred != (unsigned long)current_cred())
+		return;
 	a = kmalloc(struct_size(a, target, len + 1), gfp | __GFP_NOWARN);
 	if (!a)
 		return;
 	refcount_set(&a->ref, 1);
 	a->key = *key;
+	a->cred = key->cred ? get_cred(current_cred()) : NULL;
 	a->err = err;
 	if (target)
 		memcpy(a->target, target, len + 1);

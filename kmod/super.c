@@ -73,8 +73,8 @@ static const struct kernel_param_ops stats_ops = {
 module_param_cb(stats, &stats_ops, NULL, 0644);
 MODULE_PARM_DESC(stats, "follows answered in RCU walk, sent to ref-walk, answered in ref-walk");
 
-static struct inode *varsymfs_new_inode(struct super_block *sb, umode_t mode,
-					unsigned long ino)
+struct inode *varsymfs_new_inode(struct super_block *sb, umode_t mode,
+				 unsigned long ino)
 {
 	struct inode *inode = new_inode(sb);
 
@@ -225,6 +225,7 @@ static int varsymfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	const struct varsym_opts *opts = &varsymfs_sb(sb)->opts;
 	bool seed = varsym_opts_seed_mode(opts);
+	bool search = varsym_opts_search_mode(opts);
 	struct inode *root;
 
 	sb->s_magic = VARSYMFS_MAGIC;
@@ -234,14 +235,20 @@ static int varsymfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_blocksize = PAGE_SIZE;
 	sb->s_blocksize_bits = PAGE_SHIFT;
 
-	root = varsymfs_new_inode(sb, S_IFDIR | (seed ? VARSYM_SEED_ROOT_MODE :
+	root = varsymfs_new_inode(sb, S_IFDIR | (seed || search ?
+						 VARSYM_SEED_ROOT_MODE :
 						 opts->mode),
 				  VARSYMFS_ROOT_INO);
 	if (!root)
 		return -ENOMEM;
-	root->i_op = seed ? &varsymfs_seed_dir_iops :
-			    &varsymfs_template_dir_iops;
-	root->i_fop = &simple_dir_operations;
+	if (search) {
+		root->i_op = &varsymfs_search_dir_iops;
+		root->i_fop = &varsymfs_search_dir_fops;
+	} else {
+		root->i_op = seed ? &varsymfs_seed_dir_iops :
+				    &varsymfs_template_dir_iops;
+		root->i_fop = &simple_dir_operations;
+	}
 	set_nlink(root, 2);
 	/*
 	 * uid= and gid= are read in the mounter's user namespace and must

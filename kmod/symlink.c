@@ -24,6 +24,8 @@ static ssize_t compute(struct inode *inode, struct varsymfs_caller *c,
 {
 	const struct varsymfs_template *t = varsymfs_template_of(inode);
 
+	if (varsymfs_search_mode(inode->i_sb))
+		return varsymfs_search(inode, &c->core, target);
 	return varsym_link_target(&varsymfs_sb(inode->i_sb)->opts,
 				  t ? t->text : NULL, t ? t->len : 0, &c->core,
 				  target, PATH_MAX);
@@ -76,7 +78,10 @@ static ssize_t interp_answer(struct inode *inode, struct varsymfs_caller *c,
 static u64 link_id(struct inode *inode)
 {
 	const struct varsymfs_template *t = varsymfs_template_of(inode);
+	const struct varsymfs_search_name *n = inode->i_private;
 
+	if (varsymfs_search_mode(inode->i_sb))
+		return n->id;
 	return t ? t->id : varsymfs_sb(inode->i_sb)->seed_id;
 }
 
@@ -110,7 +115,8 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 	gfp_t gfp = rcu ? GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN :
 			  GFP_KERNEL_ACCOUNT;
 	struct varsymfs_sb_info *sbi = varsymfs_sb(inode->i_sb);
-	bool builtins = names_builtin(inode);
+	bool search = varsymfs_search_mode(inode->i_sb);
+	bool builtins = !search && names_builtin(inode);
 	bool cacheable = !builtins && varsymfs_caller_keeps_answer();
 	struct varsymfs_builtins *ids = NULL;
 	struct varsymfs_cache_key key;
@@ -120,15 +126,25 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 	char *target;
 	ssize_t n;
 
+	/*
+	 * A search inside a search (a PATH back into a search mount) is
+	 * "not here" to the outer one, whatever the cache holds.
+	 */
+	if (search && varsymfs_searching())
+		return ERR_PTR(-ELOOP);
 	/* the hot path: no lock, no look at the environment */
 	if (cacheable) {
 		/* read before the scopes: a change after it is a miss */
 		varsymfs_cache_key(&key, link_id(inode),
-				   atomic64_read_acquire(&sbi->scope_gen));
+				   atomic64_read_acquire(&sbi->scope_gen),
+				   search);
 		cached = varsymfs_cache_get(&key, done);
 		if (cached)
 			return cached;
 	}
+	/* a search walks other paths: it sleeps */
+	if (search && rcu)
+		return ERR_PTR(-ECHILD);
 	n = varsymfs_caller_init(&c, rcu);
 	if (n)
 		return ERR_PTR(n);
@@ -194,11 +210,11 @@ static int varsymfs_link_getattr(struct varsymfs_idmap *idmap,
 	return 0;
 }
 
-/* Seed mode changes nothing; template mode's links are as on tmpfs. */
+/* Seed and search mode change nothing; template links are as on tmpfs. */
 static int varsymfs_link_setattr(struct varsymfs_idmap *idmap,
 				 struct dentry *dentry, struct iattr *attr)
 {
-	if (varsym_opts_seed_mode(&varsymfs_sb(dentry->d_sb)->opts))
+	if (!varsymfs_template_of(d_inode(dentry)))
 		return -EPERM;
 	return simple_setattr(idmap, dentry, attr);
 }

@@ -45,15 +45,28 @@ struct varsymfs_template {
 	char text[];
 };
 
-static inline const struct varsymfs_template *
-varsymfs_template_of(const struct inode *inode)
-{
-	return inode->i_private;
-}
+/* A search-mode link's name, in i_private, freed as a template is. */
+struct varsymfs_search_name {
+	u64 id;			/* in the answer cache */
+	size_t len;
+	char name[];
+};
 
 static inline struct varsymfs_sb_info *varsymfs_sb(struct super_block *sb)
 {
 	return sb->s_fs_info;
+}
+
+static inline bool varsymfs_search_mode(struct super_block *sb)
+{
+	return varsym_opts_search_mode(&varsymfs_sb(sb)->opts);
+}
+
+/* A template link's template; NULL for the seed link and search links. */
+static inline const struct varsymfs_template *
+varsymfs_template_of(const struct inode *inode)
+{
+	return varsymfs_search_mode(inode->i_sb) ? NULL : inode->i_private;
 }
 
 /*
@@ -68,6 +81,17 @@ enum varsymfs_stat {
 };
 
 void varsymfs_count(enum varsymfs_stat what);
+
+/* super.c */
+struct inode *varsymfs_new_inode(struct super_block *sb, umode_t mode,
+				 unsigned long ino);
+
+/* search.c: search mode */
+extern const struct inode_operations varsymfs_search_dir_iops;
+extern const struct file_operations varsymfs_search_dir_fops;
+bool varsymfs_searching(void);
+ssize_t varsymfs_search(struct inode *inode, const struct varsym_caller *c,
+			char *target);
 
 /* symlink.c */
 extern const struct inode_operations varsymfs_link_iops;
@@ -139,13 +163,20 @@ struct varsymfs_cache_key {
 	u64 tgid;
 	u64 scope_gen;		/* the mount's scopes, as they were */
 	u64 ruid;		/* whose user scope */
+	/*
+	 * A search's answer also depends on who looks, and where: the
+	 * credentials (the answer holds a reference, so the address is not
+	 * reused while it lives), the mount namespace and the root, as
+	 * addresses; 0 for other links.
+	 */
+	u64 cred, mnt_ns, root_mnt, root_dentry;
 };
 
-static_assert(sizeof(struct varsymfs_cache_key) == 8 * sizeof(u64));
+static_assert(sizeof(struct varsymfs_cache_key) == 12 * sizeof(u64));
 
 u64 varsymfs_new_link_id(void);
 void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link,
-			u64 scope_gen);
+			u64 scope_gen, bool search);
 const char *varsymfs_cache_get(const struct varsymfs_cache_key *key,
 			       struct delayed_call *done);
 void varsymfs_cache_put(const struct varsymfs_cache_key *key,
