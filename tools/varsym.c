@@ -338,9 +338,31 @@ static int parse_options(char *text, struct varsym_opts *o, char *msg,
 	return varsym_opts_finish(o, msg, size);
 }
 
+/*
+ * A search mount's candidate, tried as this process: a regular file it may
+ * execute.  The file system tries it as the caller; for --pid another
+ * process, a difference shows as readlink's warning only for our own.
+ */
+static int search_probe(void *ctx, const char *path)
+{
+	const struct explaining *x = ctx;
+	struct stat st;
+	bool found = !stat(path, &st) && S_ISREG(st.st_mode) &&
+		     !faccessat(AT_FDCWD, path, X_OK, AT_EACCESS);
+
+	if (x->print) {
+		indent(x->level, DETAIL);
+		printf("%s ", found ? "found    " : "not here ");
+		put_str(path);
+		printf("\n");
+	}
+	return found;
+}
+
 /* The target the rules give: its length, or -errno as readlink would. */
 static ssize_t expand(const struct variant *v, const struct varsym_opts *o,
-		      struct explaining *x, bool print, char *out)
+		      const char *name, struct explaining *x, bool print,
+		      char *out)
 {
 	struct varsym_caller c = {
 		.getenv = env_get,
@@ -354,8 +376,13 @@ static ssize_t expand(const struct variant *v, const struct varsym_opts *o,
 		.builtins = &x->env->ids.core,
 	};
 
+	static char value[VARSYM_SEARCH_VALUE_MAX];
+
 	x->print = print;
 	x->nothing = x->refused = false;
+	if (v->seed && varsym_opts_search_mode(o))
+		return varsym_search(o, &c, name, strlen(name), search_probe,
+				     x, value, out, VARSYM_PATH_MAX);
 	return varsym_link_target(o, v->seed ? NULL : v->text, v->len, &c,
 				  out, VARSYM_PATH_MAX);
 }
@@ -365,6 +392,8 @@ static const char *why(const struct variant *v, const struct explaining *x,
 {
 	switch (err) {
 	case -ENOENT:
+		if (v->seed && strstr(v->text, "search="))
+			return "no directory searched holds it";
 		if (x->nothing)
 			return "a variable is unset or empty, no default";
 		return "the template expands to nothing";
@@ -454,7 +483,7 @@ static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
 		bad = parse_options(opts_text, &o, msg, sizeof(msg));
 	}
 	/* two passes: the target heads the lines the second one prints */
-	n = bad ? bad : expand(v, &o, &x, false, target);
+	n = bad ? bad : expand(v, &o, name, &x, false, target);
 	if (w->env->own)
 		real = real_target(dirfd, name, real_text);
 
@@ -477,7 +506,7 @@ static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
 		indent(level, DETAIL);
 		printf("cannot parse the options: %s\n", msg);
 	} else {
-		expand(v, &o, &x, true, scratch);
+		expand(v, &o, name, &x, true, scratch);
 	}
 	if (n < 0) {
 		indent(level, DETAIL);
