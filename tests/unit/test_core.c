@@ -1534,6 +1534,169 @@ static void test_link_target(void)
 	      !strcmp(out, "/t/x"), "link_target, template: %s", out);
 }
 
+/* ---- search mode ---- */
+
+/* The probe: a path is "found" when it is in the list; records the tries. */
+struct test_probe {
+	const char *found[4];
+	int fail_at;		/* this try returns -EINTR; 0: none */
+	int tries;
+	char last[VARSYM_PATH_MAX];
+};
+
+static int test_probe_fn(void *ctx, const char *path)
+{
+	struct test_probe *p = ctx;
+	size_t i;
+
+	p->tries++;
+	snprintf(p->last, sizeof(p->last), "%s", path);
+	if (p->fail_at && p->tries == p->fail_at)
+		return -EINTR;
+	for (i = 0; i < 4 && p->found[i]; i++)
+		if (!strcmp(p->found[i], path))
+			return 1;
+	return 0;
+}
+
+static ssize_t search(const char *opts, const char *env, bool secure,
+		      const char *system, struct test_probe *p,
+		      const char *name, char *out)
+{
+	static char value[VARSYM_SEARCH_VALUE_MAX], block[8192];
+	struct test_env e = { .env = block, .len = strlen(env) + 1 };
+	struct varsym_caller c = {
+		.getenv = test_getenv, .ctx = &e, .secure = secure,
+		.system_scope = system,
+		.system_scope_len = system ? strlen(system) + 1 : 0,
+	};
+	char msg[VARSYM_MSG_MAX];
+	struct varsym_opts o;
+
+	char *nl;
+
+	/* env: entries separated by newlines */
+	snprintf(block, sizeof(block), "%s", env);
+	for (nl = block; (nl = strchr(nl, '\n'));)
+		*nl = '\0';
+	if (parse_opts(opts, &o, msg))
+		return -1000;
+	return varsym_search(&o, &c, name, strlen(name), test_probe_fn, p,
+			     value, out, VARSYM_PATH_MAX);
+}
+
+static void test_search_options(void)
+{
+	static const struct {
+		const char *opts, *error;	/* NULL: accepted */
+	} rows[] = {
+		{ "search", NULL },
+		{ "search=MYPATH,fallback=/a:/b/", NULL },
+		{ "search,fallback=/a:bin", "entry 'bin' is not an absolute path" },
+		{ "search,fallback=/a::/b", "entry '' is not an absolute path" },
+		{ "search,fallback=", "empty value in 'fallback='" },
+		{ "fallback=/bin", "applies only to search mode" },
+		{ "search,U", "'search=PATH' makes this a search mount" },
+		{ "U,search", "variable given twice" },
+		{ "search=1X", "invalid variable name in 'search=1X'" },
+		{ "search,search=P", "'search' given twice" },
+		{ "search,prefix=/p", "applies only to seed mode" },
+		{ "search,mode=700", "applies only to template mode" },
+		{ "var=search", NULL },
+	};
+	char msg[VARSYM_MSG_MAX], text[VARSYM_OPTS_TEXT_MAX];
+	struct varsym_opts o;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		ret = parse_opts(rows[i].opts, &o, msg);
+		if (!rows[i].error)
+			check(!ret, "search options '%s': %s", rows[i].opts,
+			      msg);
+		else
+			check(ret == -EINVAL && strstr(msg, rows[i].error),
+			      "search options '%s': got '%s'", rows[i].opts,
+			      msg);
+	}
+	parse_opts("search,fallback=/a:/b", &o, msg);
+	varsym_opts_text(&o, text, sizeof(text));
+	check(!strcmp(text, "search=PATH,fallback=/a:/b"), "search text: %s",
+	      text);
+	parse_opts("var=search", &o, msg);
+	check(varsym_opts_seed_mode(&o) && !varsym_opts_search_mode(&o),
+	      "var=search is a seed variable");
+}
+
+static void test_search(void)
+{
+	struct test_probe p = { .found = { "/f/sh", "/p/sh", "/sh" } };
+	char out[VARSYM_PATH_MAX], *env;
+	ssize_t n;
+	size_t i;
+
+	n = search("search,fallback=/f", "PATH=/p", false, NULL, &p, "sh", out);
+	check(n == 5 && !strcmp(out, "/p/sh"), "search: PATH first: %s", out);
+	n = search("search,fallback=/f", "PATH=/q", false, NULL, &p, "sh", out);
+	check(n == 5 && !strcmp(out, "/f/sh"), "search: then fallback: %s", out);
+	n = search("search,fallback=/f", "PATH=/q", false, NULL, &p, "zz", out);
+	check(n == -ENOENT, "search: found nowhere: %zd", n);
+	p.tries = 0;
+	n = search("search,fallback=/f", "PATH=::rel:./p:/q/", false, NULL, &p,
+		   "zz", out);
+	check(n == -ENOENT && p.tries == 2,
+	      "search: empty and relative entries skipped: %d tries", p.tries);
+	n = search("search,fallback=/f", "PATH=/p///", false, NULL, &p, "sh",
+		   out);
+	check(n == 5 && !strcmp(out, "/p/sh"), "search: trailing slashes: %s",
+	      out);
+	n = search("search,fallback=/", "", false, NULL, &p, "sh", out);
+	check(n == 3 && !strcmp(out, "/sh"), "search: '/' gives /NAME: %s", out);
+	/* secure: the system scope's PATH, never the environment's */
+	n = search("search,fallback=/f", "PATH=/p", true, NULL, &p, "sh", out);
+	check(n == 5 && !strcmp(out, "/f/sh"), "search: secure: %s", out);
+	n = search("search,fallback=/x", "PATH=/f", true, "PATH=/p", &p, "sh",
+		   out);
+	check(n == 5 && !strcmp(out, "/p/sh"), "search: secure, system: %s",
+	      out);
+	n = search("search=MYPATH", "PATH=/f\nMYPATH=/p", false, NULL, &p,
+		   "sh", out);
+	check(n == 5 && !strcmp(out, "/p/sh"), "search=MYPATH: %s", out);
+	/* names never searched */
+	n = search("search,fallback=/", "", false, NULL, &p, "..", out);
+	check(n == -ENOENT, "search: '..' is no name");
+	n = search("search,fallback=/", "", false, NULL, &p, "a/sh", out);
+	check(n == -ENOENT, "search: a name with '/' is no name");
+	/* a probe's error ends the search */
+	p.tries = 0;
+	p.fail_at = 1;
+	n = search("search,fallback=/f", "PATH=/q", false, NULL, &p, "sh", out);
+	check(n == -EINTR && p.tries == 1, "search: a probe's error ends it");
+	p.fail_at = 0;
+	/* bounds: 256 entries, then the fallback; a value cut at 4095 bytes */
+	env = malloc(8 + 300 * 4 + 16);
+	strcpy(env, "PATH=");
+	for (i = 0; i < 300; i++)
+		strcat(env, i < 299 ? "/q:" : "/p");
+	p.tries = 0;
+	n = search("search,fallback=/f", env, false, NULL, &p, "sh", out);
+	check(n == 5 && !strcmp(out, "/f/sh") && p.tries == 257,
+	      "search: 256 entries of PATH, then the fallback: %s, %d tries",
+	      out, p.tries);
+	free(env);
+	env = malloc(VARSYM_SEARCH_VALUE_MAX + 64);
+	strcpy(env, "PATH=");
+	for (i = 0; strlen(env) - 5 < VARSYM_SEARCH_VALUE_MAX - 4; i++)
+		strcat(env, "/qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq:");
+	strcat(env, "/p:/p");
+	p.tries = 0;
+	n = search("search", env, false, NULL, &p, "sh", out);
+	check(n == -ENOENT && p.tries == (VARSYM_SEARCH_VALUE_MAX - 1) / 42,
+	      "search: the value's first 4095 bytes only: %zd, %d tries of %zu",
+	      n, p.tries, i);
+	free(env);
+}
+
 int main(void)
 {
 	test_names();
@@ -1559,5 +1722,7 @@ int main(void)
 	test_opts_text();
 	test_mount_only();
 	test_link_target();
+	test_search_options();
+	test_search();
 	return report();
 }
