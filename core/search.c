@@ -84,15 +84,21 @@ ssize_t varsym_search(const struct varsym_opts *o,
 
 	if (!varsym_search_name_valid(name, name_len))
 		return -ENOENT;
-	n = varsym_value(c, o->var, o->var_len, value,
-			 VARSYM_SEARCH_VALUE_MAX - 1, &from);
+	n = varsym_value(c, o->var, o->var_len, value, VARSYM_SEARCH_VALUE_MAX,
+			 &from);
 	if (n < 0 && n != -ENAMETOOLONG)
 		return n;
 	len = n;
-	/* past the bound: the whole directories in its first bytes */
-	if (n == -ENAMETOOLONG)
-		for (len = VARSYM_SEARCH_VALUE_MAX - 1; len && value[len - 1] != ':';)
-			len--;
+	/*
+	 * Longer than VARSYM_SEARCH_VALUE_MAX - 1 bytes: the directories whole
+	 * in those bytes, which the next byte, read too, tells.
+	 */
+	if (n == -ENAMETOOLONG || n == VARSYM_SEARCH_VALUE_MAX) {
+		len = VARSYM_SEARCH_VALUE_MAX - 1;
+		if (value[len] != ':')
+			while (len && value[len - 1] != ':')
+				len--;
+	}
 	varsym_note(c, o->var, o->var_len, len ? from : VARSYM_FROM_NOTHING,
 		    value, len);
 	ret = search_list(&s, value, len);

@@ -364,7 +364,11 @@ static void varsymfs_kill_sb(struct super_block *sb)
 {
 	struct varsymfs_sb_info *sbi = varsymfs_sb(sb);
 
-	varsymfs_kill_tree(sb);
+	/* a search mount pins nothing: its links live as long as the dcache's */
+	if (varsymfs_search_mode(sb))
+		kill_anon_super(sb);
+	else
+		varsymfs_kill_tree(sb);
 	varsymfs_scopes_free(sbi);
 	/* a lazily unmounted tree may still be in an RCU walk's hands */
 	kfree_rcu(sbi, rcu);

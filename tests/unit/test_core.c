@@ -1694,6 +1694,19 @@ static void test_search(void)
 	check(n == -ENOENT && p.tries == (VARSYM_SEARCH_VALUE_MAX - 1) / 42,
 	      "search: the value's first 4095 bytes only: %zd, %d tries of %zu",
 	      n, p.tries, i);
+	/* a directory ending at byte 4095 is whole: the next byte is ':' */
+	strcpy(env, "PATH=");
+	for (i = 0; i < 90; i++)
+		strcat(env, "/qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq:");
+	strcat(env, "/");
+	memset(env + strlen(env), 'y', VARSYM_SEARCH_VALUE_MAX - 1 - 90 * 42 - 1);
+	env[5 + VARSYM_SEARCH_VALUE_MAX - 1] = '\0';
+	strcat(env, ":/p");
+	p.tries = 0;
+	n = search("search", env, false, NULL, &p, "sh", out);
+	check(n == -ENOENT && p.tries == 91 && p.last[1] == 'y',
+	      "search: a directory ending at byte 4095 is searched: %zd, %d",
+	      n, p.tries);
 	free(env);
 }
 
