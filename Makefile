@@ -42,9 +42,10 @@ CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h \
 	core/varsym_proc.h \
 	core/execve_nrs.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
-	fuse/pool.c fuse/cache.c fuse/exec_hooks.c fuse/scopes.c
+	fuse/pool.c fuse/cache.c fuse/exec_hooks.c fuse/scopes.c fuse/search.c
 FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h \
-	fuse/cache.h fuse/exec_hooks.h fuse/scopes.h $(B)/exec_hooks.skel.h
+	fuse/cache.h fuse/exec_hooks.h fuse/scopes.h fuse/search.h \
+	$(B)/exec_hooks.skel.h
 
 .DEFAULT_GOAL := all
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \

@@ -103,6 +103,8 @@ struct answer {
 	uint64_t link;		/* 0: unused */
 	ssize_t len;		/* or -errno */
 	char *target;
+	void *key;		/* what else it was made with, or NULL */
+	size_t key_len;
 };
 
 struct thread {
@@ -138,8 +140,10 @@ static void free_thread(struct thread *t)
 {
 	int i;
 
-	for (i = 0; i < ANSWERS; i++)
+	for (i = 0; i < ANSWERS; i++) {
 		free(t->answers[i].target);
+		free(t->answers[i].key);
+	}
 	close(t->syscall_fd);
 	close(t->dir_fd);
 	free(t->auxv);
@@ -565,7 +569,8 @@ static void forget_stale(struct vsfuse_cache *c, pid_t tid)
 }
 
 enum vsfuse_cache_result vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid,
-					  uint64_t link, char *out,
+					  uint64_t link, const void *key,
+					  size_t key_len, char *out,
 					  size_t size, ssize_t *len,
 					  uint64_t *stamp)
 {
@@ -612,7 +617,8 @@ enum vsfuse_cache_result vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid,
 	for (i = 0; i < ANSWERS; i++) {
 		struct answer *a = &t->answers[i];
 
-		if (a->link != link)
+		if (a->link != link || a->key_len != key_len ||
+		    (key_len && memcmp(a->key, key, key_len)))
 			continue;
 		ret = VSFUSE_CACHE_HIT;
 		*len = a->len;
@@ -639,15 +645,23 @@ void vsfuse_cache_forget_all(struct vsfuse_cache *c)
 }
 
 void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
-		      unsigned int word, uint64_t link, ssize_t len,
-		      const char *target, uint64_t stamp)
+		      unsigned int word, uint64_t link, const void *key,
+		      size_t key_len, ssize_t len, const char *target,
+		      uint64_t stamp)
 {
 	struct thread *t;
 	struct answer *a;
 	char *copy = NULL;
+	void *key_copy = NULL;
 
 	if (len >= 0 && !(copy = strdup(target)))
 		return;
+	if (key_len && !(key_copy = malloc(key_len))) {
+		free(copy);
+		return;
+	}
+	if (key_len)
+		memcpy(key_copy, key, key_len);
 	pthread_mutex_lock(&c->lock);
 	drain(c);
 	/*
@@ -665,9 +679,12 @@ void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
 	if (a == t->answers + ANSWERS)
 		a = &t->answers[t->replace++ % ANSWERS];
 	free(a->target);
-	*a = (struct answer){ .link = link, .len = len, .target = copy };
-	copy = NULL;
+	free(a->key);
+	*a = (struct answer){ .link = link, .len = len, .target = copy,
+			      .key = key_copy, .key_len = key_len };
+	copy = key_copy = NULL;
 out:
 	pthread_mutex_unlock(&c->lock);
 	free(copy);
+	free(key_copy);
 }

@@ -31,10 +31,12 @@ void vsfuse_cache_free(struct vsfuse_cache *c);
 /*
  * Thread tid's answer for link (a node's st_ino, never reused): on a hit,
  * its length or -errno in *len, and the target in out.  *stamp is for the
- * put.
+ * put.  key (key_len bytes, or none): what else the answer was made with
+ * (a search's: fs.c), the same bytes or no hit.
  */
 enum vsfuse_cache_result vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid,
-					  uint64_t link, char *out,
+					  uint64_t link, const void *key,
+					  size_t key_len, char *out,
 					  size_t size, ssize_t *len,
 					  uint64_t *stamp);
 /*
@@ -46,8 +48,9 @@ enum vsfuse_cache_result vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid,
  * program the thread ran then (cache.c).
  */
 void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
-		      unsigned int word, uint64_t link, ssize_t len,
-		      const char *target, uint64_t stamp);
+		      unsigned int word, uint64_t link, const void *key,
+		      size_t key_len, ssize_t len, const char *target,
+		      uint64_t stamp);
 
 /*
  * Forgets every answer, and any answer being computed: after a change of

@@ -6,11 +6,13 @@
  *    the directory never changes;
  *  - template mode: links made by symlink(2), each with its template, in a
  *    flat directory its owner changes with symlink, unlink and rename, as
- *    on tmpfs.
+ *    on tmpfs;
+ *  - search mode: a link for every name, made when the kernel looks it up
+ *    and freed when it forgets it; the directory never changes.
  *
  * An unlinked link stays, as an orphan, until the kernel forgets it.  The
  * kernel names nodes by their st_ino (dir.h says why), found in a hash
- * table of every node.
+ * table of every node; search links also in one by name.
  * Locking: d->lock protects the lists, every node's name, lookup count and
  * attributes, and the directory's own attributes (dir.h).
  */
@@ -20,6 +22,7 @@
 #include <fuse_lowlevel.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "dir.h"
 
@@ -44,9 +47,20 @@ static struct vsfuse_node *find_name(struct vsfuse_dir *d, const char *name)
 
 #define TABLE_MIN 64
 
-static size_t bucket(const struct vsfuse_dir *d, uint64_t id)
+/* A node's key in the table by name or by id, and its chain there. */
+static uint64_t key_of(const struct vsfuse_node *n, bool by_name)
 {
-	return (id * 0x9e3779b97f4a7c15ULL >> 32) & (d->table_size - 1);
+	return by_name ? n->name_hash : n->st_ino;
+}
+
+static struct vsfuse_node **chain_of(struct vsfuse_node *n, bool by_name)
+{
+	return by_name ? &n->nnext : &n->hnext;
+}
+
+static struct vsfuse_node **slot(const struct vsfuse_table *t, uint64_t key)
+{
+	return &t->slots[(key * 0x9e3779b97f4a7c15ULL >> 32) & (t->size - 1)];
 }
 
 /* Under d->lock. */
@@ -54,62 +68,91 @@ static struct vsfuse_node *find_id(struct vsfuse_dir *d, uint64_t id)
 {
 	struct vsfuse_node *n;
 
-	if (!d->table_size)
+	if (!d->by_id.size)
 		return NULL;
-	for (n = d->table[bucket(d, id)]; n; n = n->hnext)
+	for (n = *slot(&d->by_id, id); n; n = n->hnext)
 		if (n->st_ino == id)
 			return n;
 	return NULL;
 }
 
-/* Doubles the table when full; a failure only makes chains longer. */
-static void grow_table(struct vsfuse_dir *d)
+/* Search mode's link called name, whose hash is hash; under d->lock. */
+static struct vsfuse_node *find_link(struct vsfuse_dir *d, const char *name,
+				     uint64_t hash)
 {
-	size_t old = d->table_size, size = old ? old * 2 : TABLE_MIN, i;
-	struct vsfuse_node **table = calloc(size, sizeof(*table));
-	struct vsfuse_node **prev = d->table, *n, *next;
+	struct vsfuse_node *n;
 
-	if (!table)
+	if (!d->by_name.size)
+		return NULL;
+	for (n = *slot(&d->by_name, hash); n; n = n->nnext)
+		if (n->name_hash == hash && !strcmp(n->name, name))
+			return n;
+	return NULL;
+}
+
+/* Rehashes t into size slots; a failure only leaves chains as they were. */
+static void resize(struct vsfuse_table *t, bool by_name, size_t size)
+{
+	struct vsfuse_node **slots = calloc(size, sizeof(*slots));
+	struct vsfuse_node **old = t->slots, *n, *next, **head;
+	size_t i, old_size = t->size;
+
+	if (!slots)
 		return;
-	d->table = table;
-	d->table_size = size;
-	for (i = 0; i < old; i++) {
-		for (n = prev[i]; n; n = next) {
-			next = n->hnext;
-			n->hnext = table[bucket(d, n->st_ino)];
-			table[bucket(d, n->st_ino)] = n;
+	t->slots = slots;
+	t->size = size;
+	for (i = 0; i < old_size; i++) {
+		for (n = old[i]; n; n = next) {
+			next = *chain_of(n, by_name);
+			head = slot(t, key_of(n, by_name));
+			*chain_of(n, by_name) = *head;
+			*head = n;
 		}
 	}
-	free(prev);
+	free(old);
 }
 
 /* Under d->lock: 0, or -1 when there is no table at all. */
-static int table_add(struct vsfuse_dir *d, struct vsfuse_node *n)
+static int table_add(struct vsfuse_table *t, bool by_name,
+		     struct vsfuse_node *n)
 {
 	struct vsfuse_node **head;
 
-	if (d->table_count >= d->table_size)
-		grow_table(d);
-	if (!d->table_size)
+	if (t->count >= t->size)
+		resize(t, by_name, t->size ? t->size * 2 : TABLE_MIN);
+	if (!t->size)
 		return -1;
-	head = &d->table[bucket(d, n->st_ino)];
-	n->hnext = *head;
+	head = slot(t, key_of(n, by_name));
+	*chain_of(n, by_name) = *head;
 	*head = n;
-	d->table_count++;
+	t->count++;
 	return 0;
 }
 
-static void table_del(struct vsfuse_dir *d, struct vsfuse_node *n)
+static void table_del(struct vsfuse_table *t, bool by_name,
+		      struct vsfuse_node *n)
 {
 	struct vsfuse_node **p;
 
-	for (p = &d->table[bucket(d, n->st_ino)]; *p; p = &(*p)->hnext) {
+	if (!t->size)
+		return;
+	for (p = slot(t, key_of(n, by_name)); *p; p = chain_of(*p, by_name)) {
 		if (*p == n) {
-			*p = n->hnext;
-			d->table_count--;
-			return;
+			*p = *chain_of(n, by_name);
+			t->count--;
+			break;
 		}
 	}
+	/* the room a burst of lookups took goes back once they are forgotten */
+	if (t->size > TABLE_MIN && t->count < t->size / 8)
+		resize(t, by_name, t->size / 2);
+}
+
+static void release(struct vsfuse_node *n)
+{
+	free(n->name);
+	free(n->template);
+	free(n);
 }
 
 static struct vsfuse_node *new_node(struct vsfuse_dir *d, const char *name,
@@ -123,19 +166,15 @@ static struct vsfuse_node *new_node(struct vsfuse_dir *d, const char *name,
 	n->template_len = template ? strlen(template) : 0;
 	n->template = template ? strdup(template) : NULL;
 	if (!n->name || (template && !n->template)) {
-		free(n->name);
-		free(n->template);
-		free(n);
+		release(n);
 		return NULL;
 	}
 	n->st_ino = d->next_ino++;
 	n->attr.uid = uid;
 	n->attr.gid = gid;
 	n->attr.atime = n->attr.mtime = n->attr.ctime = now();
-	if (table_add(d, n)) {
-		free(n->name);
-		free(n->template);
-		free(n);
+	if (table_add(&d->by_id, false, n)) {
+		release(n);
 		return NULL;
 	}
 	return n;
@@ -144,12 +183,35 @@ static struct vsfuse_node *new_node(struct vsfuse_dir *d, const char *name,
 /* Under d->lock. */
 static void free_node(struct vsfuse_dir *d, struct vsfuse_node *n)
 {
-	table_del(d, n);
+	table_del(&d->by_id, false, n);
+	if (d->search)
+		table_del(&d->by_name, true, n);
 	if (n->template)
 		d->links--;
-	free(n->name);
-	free(n->template);
-	free(n);
+	release(n);
+}
+
+/*
+ * Search mode: the link for name, made at its first lookup, owned by the
+ * directory's owner.  Under d->lock.
+ */
+static struct vsfuse_node *search_link(struct vsfuse_dir *d, const char *name)
+{
+	size_t len = strlen(name);
+	uint64_t hash = vsfuse_hash(d->name_key, name, len);
+	struct vsfuse_node *n = find_link(d, name, hash);
+
+	if (n || !varsym_search_name_valid(name, len))
+		return n;
+	n = new_node(d, name, NULL, d->attr.uid, d->attr.gid);
+	if (!n)
+		return NULL;
+	n->name_hash = hash;
+	if (table_add(&d->by_name, true, n)) {
+		free_node(d, n);
+		return NULL;
+	}
+	return n;
 }
 
 /* Takes n out of the directory; under d->lock. */
@@ -188,6 +250,14 @@ int vsfuse_dir_init(struct vsfuse_dir *d, const struct varsym_opts *o,
 	d->attr.atime = d->attr.mtime = d->attr.ctime = now();
 	if (pthread_rwlock_init(&d->lock, NULL))
 		return -1;
+	if (varsym_opts_search_mode(o)) {
+		d->search = true;
+		d->mode = VARSYM_SEED_ROOT_MODE;
+		d->attr.uid = uid;
+		d->attr.gid = gid;
+		return getrandom(d->name_key, sizeof(d->name_key), 0) ==
+		       sizeof(d->name_key) ? 0 : -1;
+	}
 	if (varsym_opts_seed_mode(o)) {
 		d->mode = VARSYM_SEED_ROOT_MODE;
 		d->attr.uid = uid;
@@ -214,9 +284,15 @@ void vsfuse_dir_destroy(struct vsfuse_dir *d)
 		}
 	}
 	d->nodes = d->orphans = NULL;
-	free(d->table);
-	d->table = NULL;
-	d->table_size = d->table_count = 0;
+	for (i = 0; i < d->by_name.size; i++) {
+		for (n = d->by_name.slots[i]; n; n = next) {
+			next = n->nnext;
+			release(n);
+		}
+	}
+	free(d->by_name.slots);
+	free(d->by_id.slots);
+	d->by_name = d->by_id = (struct vsfuse_table){ 0 };
 	pthread_rwlock_destroy(&d->lock);
 }
 
@@ -225,7 +301,7 @@ struct vsfuse_node *vsfuse_dir_lookup(struct vsfuse_dir *d, const char *name)
 	struct vsfuse_node *n;
 
 	pthread_rwlock_wrlock(&d->lock);
-	n = find_name(d, name);
+	n = d->search ? search_link(d, name) : find_name(d, name);
 	if (n)
 		n->nlookup++;
 	pthread_rwlock_unlock(&d->lock);
@@ -236,6 +312,8 @@ bool vsfuse_dir_has(struct vsfuse_dir *d, const char *name)
 {
 	bool found;
 
+	if (d->search)		/* never changes */
+		return varsym_search_name_valid(name, strlen(name));
 	pthread_rwlock_rdlock(&d->lock);
 	found = find_name(d, name);
 	pthread_rwlock_unlock(&d->lock);
@@ -264,7 +342,9 @@ void vsfuse_dir_forget(struct vsfuse_dir *d, uint64_t id, uint64_t nlookup)
 	}
 	/* never below zero, whatever the kernel says */
 	n->nlookup -= nlookup < n->nlookup ? nlookup : n->nlookup;
-	if (!n->nlookup && !n->name) {
+	if (!n->nlookup && d->search) {
+		free_node(d, n);
+	} else if (!n->nlookup && !n->name) {
 		for (p = &d->orphans; *p != n; p = &(*p)->next)
 			;
 		*p = n->next;
@@ -445,4 +525,58 @@ void vsfuse_dir_list(struct vsfuse_dir *d, off_t off,
 			break;
 	}
 	pthread_rwlock_unlock(&d->lock);
+}
+
+static uint64_t rotl(uint64_t x, int b)
+{
+	return x << b | x >> (64 - b);
+}
+
+static void sip_round(uint64_t v[4])
+{
+	v[0] += v[1];
+	v[1] = rotl(v[1], 13) ^ v[0];
+	v[0] = rotl(v[0], 32);
+	v[2] += v[3];
+	v[3] = rotl(v[3], 16) ^ v[2];
+	v[0] += v[3];
+	v[3] = rotl(v[3], 21) ^ v[0];
+	v[2] += v[1];
+	v[1] = rotl(v[1], 17) ^ v[2];
+	v[2] = rotl(v[2], 32);
+}
+
+static void sip_eat(uint64_t v[4], uint64_t m)
+{
+	v[3] ^= m;
+	sip_round(v);
+	sip_round(v);
+	v[0] ^= m;
+}
+
+uint64_t vsfuse_hash(const uint64_t key[2], const void *data, size_t len)
+{
+	uint64_t v[4] = {
+		0x736f6d6570736575ULL ^ key[0], 0x646f72616e646f6dULL ^ key[1],
+		0x6c7967656e657261ULL ^ key[0], 0x7465646279746573ULL ^ key[1],
+	};
+	const unsigned char *p = data;
+	uint64_t last = (uint64_t)len << 56;
+	size_t i, whole = len & ~(size_t)7;
+	int j;
+
+	for (i = 0; i < whole; i += 8) {
+		uint64_t m = 0;
+
+		for (j = 7; j >= 0; j--)	/* little-endian, on any host */
+			m = m << 8 | p[i + j];
+		sip_eat(v, m);
+	}
+	for (j = 0; i + j < len; j++)
+		last |= (uint64_t)p[i + j] << (8 * j);
+	sip_eat(v, last);
+	v[2] ^= 0xff;
+	for (j = 0; j < 4; j++)
+		sip_round(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
 }

@@ -24,42 +24,70 @@ struct vsfuse_attr {
  * A link.  Its FUSE node id is its st_ino, never reused, and never its
  * address: anyone reads node ids in name_to_handle_at(2)'s handles, and
  * an address would give the root daemon's ASLR away.  The node lives
- * until the kernel forgets it.  Under the directory's lock but for st_ino
- * and the template, which never change.
+ * until the kernel forgets it.  Under the directory's lock but for st_ino,
+ * the template and a search link's name, which never change.
  */
 struct vsfuse_node {
 	struct vsfuse_node *next;	/* in the directory, by st_ino */
 	struct vsfuse_node *hnext;	/* in the directory's table by id */
+	struct vsfuse_node *nnext;	/* search mode: in the table by name */
 	uint64_t st_ino;
 	uint64_t nlookup;		/* the kernel's references */
+	uint64_t name_hash;		/* search mode: its name's */
 	char *name;			/* NULL once unlinked */
-	char *template;			/* NULL: the seed link */
+	char *template;			/* NULL: the seed link, a search link */
 	size_t template_len;
 	struct vsfuse_attr attr;
+};
+
+/* Nodes hashed by a key: st_ino, or a search link's name. */
+struct vsfuse_table {
+	struct vsfuse_node **slots;
+	size_t size, count;		/* a power of two; nodes in it */
 };
 
 /*
  * lock protects everything below: shared to read, exclusive to change
  * (lookup counts included).
+ *
+ * Search mode's links are in no list: a node for each name the kernel
+ * looked up, found by name, gone when the kernel forgets it.  So the
+ * daemon holds no more of them than the kernel's inode cache does, which
+ * memory pressure shrinks.
  */
 struct vsfuse_dir {
 	pthread_rwlock_t lock;
 	struct vsfuse_node *nodes;	/* the directory's links */
 	struct vsfuse_node *orphans;	/* unlinked, still known to the kernel */
-	struct vsfuse_node **table;	/* every node, hashed by st_ino */
-	size_t table_size, table_count;	/* a power of two; nodes in it */
+	struct vsfuse_table by_id;	/* every node */
+	struct vsfuse_table by_name;	/* search mode: every link */
+	uint64_t name_key[2];		/* by_name's hash key: names are chosen */
+	bool search;			/* search mode */
 	uint64_t next_ino;
 	unsigned int links, nr_links;	/* template links alive, and most */
 	mode_t mode;
 	struct vsfuse_attr attr;
 };
 
-/* Seed mode: the one link "resolve"; else empty.  0 or -1. */
+/*
+ * A keyed hash (SipHash-2-4) of len bytes at data: for tables whose keys
+ * users choose, who cannot then choose colliding ones.
+ */
+uint64_t vsfuse_hash(const uint64_t key[2], const void *data, size_t len);
+
+/*
+ * Seed mode: the one link "resolve"; search mode: a link for any name
+ * looked up; else empty.  0 or -1.
+ */
 int vsfuse_dir_init(struct vsfuse_dir *d, const struct varsym_opts *o,
 		    uid_t uid, gid_t gid);
 void vsfuse_dir_destroy(struct vsfuse_dir *d);
 
-/* The link called name, its lookup count raised; or NULL. */
+/*
+ * The link called name, its lookup count raised; or NULL.  A search mount
+ * makes one for any name varsym_search_name_valid() accepts: NULL there is
+ * no memory.
+ */
 struct vsfuse_node *vsfuse_dir_lookup(struct vsfuse_dir *d, const char *name);
 bool vsfuse_dir_has(struct vsfuse_dir *d, const char *name);
 /*
@@ -67,7 +95,10 @@ bool vsfuse_dir_has(struct vsfuse_dir *d, const char *name);
  * that was forgotten.  It stays while the kernel holds the inode.
  */
 struct vsfuse_node *vsfuse_dir_node(struct vsfuse_dir *d, uint64_t id);
-/* The kernel drops nlookup references to id; an unlinked node then goes. */
+/*
+ * The kernel drops nlookup references to id; an unlinked node, or a
+ * search link, then goes.
+ */
 void vsfuse_dir_forget(struct vsfuse_dir *d, uint64_t id, uint64_t nlookup);
 /* A new link, its lookup count 1: 0, -EEXIST, -ENOSPC (nr_links=), -ENOMEM. */
 int vsfuse_dir_symlink(struct vsfuse_dir *d, const char *name,

@@ -15,6 +15,13 @@
  * request goes to the worker pool (pool.c), so that the thread reading
  * the kernel's requests never waits on a caller; on a mount that serves
  * only its owner it is served where it arrives.
+ *
+ * Search mode (search.c): every name is a link, made at its lookup; its
+ * target is searched for, in the pool on every mount, since a search
+ * walks paths that may lead back into the mount.  Such a walk comes back
+ * as a request from a worker of ours, or from another process of this
+ * program: it is answered ELOOP at once, by a thread that never waits on
+ * a walk.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +34,7 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "search.h"
 
 #define STABLE_TIMEOUT 86400.0	/* for what only changes through us */
 /*
@@ -51,20 +59,52 @@ static struct vsfuse_node *node_of(struct vsfuse *fs, fuse_ino_t ino)
 	return vsfuse_dir_node(&fs->dir, ino);
 }
 
-/* ---- READLINK ---- */
-
-/* A READLINK that needs its caller's environment. */
-struct readlink_job {
+/* A request the pool serves: a link's target, or a search listing. */
+struct fs_job {
 	struct vsfuse_job job;		/* the pool's part: uid */
+	void (*serve)(struct vsfuse *fs, struct fs_job *j);	/* replies */
 	fuse_req_t req;
 	pid_t tid;
+};
+
+/* The pool's serve function. */
+static void serve_job(void *ctx, struct vsfuse_job *j)
+{
+	struct fs_job *job = (struct fs_job *)
+		((char *)j - offsetof(struct fs_job, job));
+
+	job->serve(ctx, job);
+}
+
+/*
+ * Whether tid's request comes from a walk of this program (a search's, of
+ * this daemon or of another): see the top of this file.  Our own workers
+ * are known at no cost; other processes' programs cost a stat.
+ */
+static bool own_walk(struct vsfuse *fs, pid_t tid)
+{
+	return vsfuse_pool_is_worker(fs->pool, tid);
+}
+
+static bool same_program(struct vsfuse *fs, pid_t tid)
+{
+	return vsfuse_search_same_program(fs->procfd, tid);
+}
+
+/* ---- READLINK ---- */
+
+/* A READLINK that needs its caller. */
+struct readlink_job {
+	struct fs_job base;
 	uint64_t link;			/* the node's st_ino, for the cache */
 	uint64_t stamp;			/* the cache's, at the miss */
 	bool cache;			/* the answer may be kept */
 	size_t template_len;
 	bool seed;			/* the seed link: no template */
 	bool builtins;			/* it names a built-in */
-	char template[];		/* a copy: the node may go first */
+	struct vsfuse_searcher searcher;	/* search mode: who searches */
+	char template[];		/* a copy: the node may go first; */
+					/* search mode: the link's name */
 };
 
 /*
@@ -97,18 +137,28 @@ static struct vsfuse_reader *thread_reader(void)
 	return r;
 }
 
-static ssize_t compute(struct vsfuse *fs, const struct readlink_job *job,
+static ssize_t compute(struct vsfuse *fs, struct readlink_job *job,
 		       const struct varsym_caller *c, char *out, size_t size)
 {
-	return varsym_link_target(&fs->opts, job->seed ? NULL : job->template,
-				  job->template_len, c, out, size);
+	char value[VARSYM_SEARCH_VALUE_MAX];
+	ssize_t len;
+
+	if (!fs->dir.search)
+		return varsym_link_target(&fs->opts,
+					  job->seed ? NULL : job->template,
+					  job->template_len, c, out, size);
+	len = varsym_search(&fs->opts, c, job->template, job->template_len,
+			    vsfuse_probe, &job->searcher, value, out, size);
+	/* the thread's own ids back, before it does anything else */
+	vsfuse_searcher_end(&job->searcher);
+	return len;
 }
 
 /*
  * The target of a link for the thread behind a job.  What cannot be read
  * in time is answered as for a secure-exec caller, and not kept.
  */
-static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
+static ssize_t resolve_job(struct vsfuse *fs, struct readlink_job *job,
 			   char *out, size_t size)
 {
 	struct vsfuse_caller caller;
@@ -125,13 +175,15 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 	struct timespec deadline;
 	struct varsym_proc_ids ids;
 	ssize_t len, secure_len;
+	size_t key_len = 0;
 	bool ids_known;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += REQUEST_BUDGET_S;
-	vsfuse_caller_open(&caller, fs->procfd, job->tid, &view, &deadline);
+	vsfuse_caller_open(&caller, fs->procfd, job->base.tid, &view,
+			   &deadline);
 	caller.reader = thread_reader();
-	caller.uid = job->job.uid;
+	caller.uid = job->base.job.uid;
 	if (!caller.reader)
 		caller.secure = caller.doubt = true;
 	/* whose user scope, and the built-ins: only what the link needs */
@@ -163,8 +215,9 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 		secure_len = compute(fs, job, &c, secure_out,
 				     sizeof(secure_out));
 		if (!varsym_same_result(len, out, secure_len, secure_out) &&
-		    (vsfuse_caller_may_gain(&caller, fs->hooks, job->tid) ||
-		     !vsfuse_exec_hooks_followed(fs->hooks, job->tid,
+		    (vsfuse_caller_may_gain(&caller, fs->hooks,
+					    job->base.tid) ||
+		     !vsfuse_exec_hooks_followed(fs->hooks, job->base.tid,
 						 caller.exec))) {
 			len = secure_len;
 			if (len > 0)
@@ -175,14 +228,20 @@ static ssize_t resolve_job(struct vsfuse *fs, const struct readlink_job *job,
 	/*
 	 * A built-in can change without an exec (setuid(2), personality(2)),
 	 * and so can the real uid a user scope was chosen by: the stamps and
-	 * the auxv proof would not see it.  Such answers are not kept.
+	 * the auxv proof would not see it.  Such answers are not kept.  A
+	 * search's is kept under its key, or not at all (search.c).
 	 */
+	if (fs->dir.search)
+		key_len = vsfuse_searcher_key_len(&job->searcher);
 	if (job->cache && !caller.in_execve && !caller.doubt &&
 	    !(used & VARSYM_USED_BUILTIN) &&
 	    !((used & VARSYM_USED_USER) && held.any_user) &&
-	    caller.dirfd >= 0 && varsym_is_answer(len))
-		vsfuse_cache_put(fs->cache, job->tid, caller.dirfd, caller.word,
-				 job->link, len, out, job->stamp);
+	    caller.dirfd >= 0 && varsym_is_answer(len) &&
+	    (!fs->dir.search || key_len))
+		vsfuse_cache_put(fs->cache, job->base.tid, caller.dirfd,
+				 caller.word, job->link,
+				 key_len ? &job->searcher.key : NULL, key_len,
+				 len, out, job->stamp);
 	vsfuse_caller_close(&caller);
 	return len;
 }
@@ -195,15 +254,14 @@ static void reply_target(fuse_req_t req, ssize_t len, const char *target)
 		fuse_reply_readlink(req, target);
 }
 
-/* The pool's serve function, and the owner-only mount's inline one. */
-static void serve_readlink(void *ctx, struct vsfuse_job *j)
+static void serve_readlink(struct vsfuse *fs, struct fs_job *j)
 {
-	struct readlink_job *job = (struct readlink_job *)
-		((char *)j - offsetof(struct readlink_job, job));
+	struct readlink_job *job = (struct readlink_job *)j;
 	char target[VARSYM_PATH_MAX];
-	ssize_t len = resolve_job(ctx, job, target, sizeof(target));
+	ssize_t len = resolve_job(fs, job, target, sizeof(target));
 
-	reply_target(job->req, len, target);
+	reply_target(j->req, len, target);
+	vsfuse_searcher_close(&job->searcher);
 	free(job);
 }
 
@@ -212,38 +270,92 @@ static struct readlink_job *new_job(struct vsfuse *fs, fuse_req_t req,
 				    uint64_t stamp, bool cache)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	/* a search link's name never changes either */
+	const char *text = fs->dir.search ? n->name : n->template;
+	size_t len = text ? strlen(text) : 0;
 	struct readlink_job *job;
 
-	job = calloc(1, sizeof(*job) + n->template_len + 1);
+	job = calloc(1, sizeof(*job) + len + 1);
 	if (!job)
 		return NULL;
-	job->job.uid = ctx->uid;
-	job->req = req;
-	job->tid = ctx->pid;
+	job->base.job.uid = ctx->uid;
+	job->base.serve = serve_readlink;
+	job->base.req = req;
+	job->base.tid = ctx->pid;
 	job->link = n->st_ino;
 	job->stamp = stamp;
 	job->cache = cache;
 	job->seed = !n->template;
-	job->builtins = varsym_link_reads_builtin(&fs->opts, n->template,
+	job->builtins = !fs->dir.search &&
+			varsym_link_reads_builtin(&fs->opts, n->template,
 						  n->template_len);
-	if (n->template) {	/* never changes: no lock needed */
-		memcpy(job->template, n->template, n->template_len + 1);
-		job->template_len = n->template_len;
+	job->searcher.rootfd = -1;
+	if (text) {		/* never changes: no lock needed */
+		memcpy(job->template, text, len + 1);
+		job->template_len = len;
 	}
 	return job;
+}
+
+/* A link's target for the request's caller: kept, or computed by a job. */
+static void link_request(struct vsfuse *fs, fuse_req_t req,
+			 const struct vsfuse_node *n)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	pid_t tid = ctx->pid;
+	struct vsfuse_searcher searcher = { .rootfd = -1 };
+	char target[VARSYM_PATH_MAX];
+	struct readlink_job *job;
+	bool cache = fs->cache && tid > 0;
+	enum vsfuse_cache_result found;
+	const void *key = NULL;
+	size_t key_len = 0;
+	uint64_t stamp = 0;
+	ssize_t len;
+
+	if (fs->dir.search) {
+		if (own_walk(fs, tid))
+			return reply_error(req, -ELOOP);
+		vsfuse_searcher_open(&searcher, fs->procfd, tid, ctx->uid,
+				     ctx->gid);
+		key_len = vsfuse_searcher_key_len(&searcher);
+		key = &searcher.key;
+		cache = cache && key_len;
+	}
+	if (cache) {
+		found = vsfuse_cache_get(fs->cache, tid, n->st_ino, key,
+					 key_len, target, sizeof(target),
+					 &len, &stamp);
+		if (found == VSFUSE_CACHE_HIT) {
+			vsfuse_searcher_close(&searcher);
+			return reply_target(req, len, target);
+		}
+		cache = found == VSFUSE_CACHE_MISS;
+	}
+	/*
+	 * Another process of this program: no search for it.  Only now: no
+	 * answer is ever kept for one, so a hit never comes from one.
+	 */
+	if (fs->dir.search && same_program(fs, tid)) {
+		vsfuse_searcher_close(&searcher);
+		return reply_error(req, -ELOOP);
+	}
+	job = new_job(fs, req, n, stamp, cache);
+	if (!job) {
+		vsfuse_searcher_close(&searcher);
+		return reply_error(req, -ENOMEM);
+	}
+	job->searcher = searcher;	/* the job's now */
+	if (fs->pool)
+		vsfuse_pool_submit(fs->pool, &job->base.job);
+	else
+		serve_readlink(fs, &job->base);
 }
 
 static void vsfuse_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct vsfuse *fs = fuse_req_userdata(req);
-	pid_t tid = fuse_req_ctx(req)->pid;
 	const struct vsfuse_node *n = node_of(fs, ino);
-	char target[VARSYM_PATH_MAX];
-	struct readlink_job *job;
-	bool cache = fs->cache && tid > 0;
-	enum vsfuse_cache_result found;
-	uint64_t stamp = 0;
-	ssize_t len;
 
 	if (ino == FUSE_ROOT_ID)
 		return reply_error(req, -EINVAL);
@@ -255,20 +367,7 @@ static void vsfuse_readlink(fuse_req_t req, fuse_ino_t ino)
 		return;
 	}
 #endif
-	if (cache) {
-		found = vsfuse_cache_get(fs->cache, tid, n->st_ino, target,
-					 sizeof(target), &len, &stamp);
-		if (found == VSFUSE_CACHE_HIT)
-			return reply_target(req, len, target);
-		cache = found == VSFUSE_CACHE_MISS;
-	}
-	job = new_job(fs, req, n, stamp, cache);
-	if (!job)
-		return reply_error(req, -ENOMEM);
-	if (fs->pool)
-		vsfuse_pool_submit(fs->pool, &job->job);
-	else
-		serve_readlink(fs, &job->job);
+	link_request(fs, req, n);
 }
 
 /* ---- the directory ---- */
@@ -288,6 +387,28 @@ static void reply_entry(struct vsfuse *fs, fuse_req_t req,
 		vsfuse_dir_forget(&fs->dir, n->st_ino, 1);
 }
 
+/* Any valid name is a search link, made at its first lookup. */
+static void search_lookup(struct vsfuse *fs, fuse_req_t req, const char *name)
+{
+	struct fuse_entry_param negative = { .entry_timeout = STABLE_TIMEOUT };
+	pid_t tid = fuse_req_ctx(req)->pid;
+	size_t len = strlen(name);
+	struct vsfuse_node *n;
+
+	if (len > VARSYM_NAME_BYTES_MAX)
+		return reply_error(req, -ENAMETOOLONG);
+	if (own_walk(fs, tid) || same_program(fs, tid))
+		return reply_error(req, -ELOOP);
+	if (!varsym_search_name_valid(name, len)) {
+		fuse_reply_entry(req, &negative);
+		return;
+	}
+	n = vsfuse_dir_lookup(&fs->dir, name);
+	if (!n)
+		return reply_error(req, -ENOMEM);
+	reply_entry(fs, req, n);
+}
+
 static void vsfuse_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct vsfuse *fs = fuse_req_userdata(req);
@@ -296,6 +417,8 @@ static void vsfuse_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (parent != FUSE_ROOT_ID)
 		return reply_error(req, -ENOTDIR);
+	if (fs->dir.search)
+		return search_lookup(fs, req, name);
 	n = vsfuse_dir_lookup(&fs->dir, name);
 	if (!n) {
 		/* ino 0: a negative entry the kernel may cache */
@@ -344,12 +467,65 @@ static void vsfuse_getattr(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_attr(req, &st, STABLE_TIMEOUT);
 }
 
+/* A search mount's OPENDIR: its listing, read for the caller. */
+struct listing_job {
+	struct fs_job base;
+	struct fuse_file_info fi;
+	struct vsfuse_searcher searcher;
+};
+
+static void serve_listing(struct vsfuse *fs, struct fs_job *j)
+{
+	struct listing_job *job = (struct listing_job *)j;
+	struct vsfuse_listing *l = NULL;
+	int err;
+
+	err = vsfuse_listing_build(&job->searcher, &fs->opts,
+				   j->job.uid, &l);
+	vsfuse_searcher_close(&job->searcher);
+	if (err) {
+		reply_error(j->req, err);
+	} else {
+		job->fi.fh = (uintptr_t)l;
+		if (fuse_reply_open(j->req, &job->fi))	/* not taken */
+			vsfuse_listing_free(l);
+	}
+	free(job);
+}
+
 static void vsfuse_opendir(fuse_req_t req, fuse_ino_t ino,
 			   struct fuse_file_info *fi)
 {
+	struct vsfuse *fs = fuse_req_userdata(req);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct listing_job *job;
+
 	if (ino != FUSE_ROOT_ID)
 		return reply_error(req, -ENOTDIR);
-	fuse_reply_open(req, fi);
+	if (!fs->dir.search)
+		return (void)fuse_reply_open(req, fi);
+	/* a fallback directory that leads back into a search mount */
+	if (own_walk(fs, ctx->pid) || same_program(fs, ctx->pid))
+		return reply_error(req, -ELOOP);
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return reply_error(req, -ENOMEM);
+	job->base.job.uid = ctx->uid;
+	job->base.serve = serve_listing;
+	job->base.req = req;
+	job->base.tid = ctx->pid;
+	job->fi = *fi;
+	vsfuse_searcher_open(&job->searcher, fs->procfd, ctx->pid, ctx->uid,
+			     ctx->gid);
+	vsfuse_pool_submit(fs->pool, &job->base.job);
+}
+
+static void vsfuse_releasedir(fuse_req_t req, fuse_ino_t ino,
+			      struct fuse_file_info *fi)
+{
+	(void)ino;
+	vsfuse_listing_free((struct vsfuse_listing *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
 }
 
 struct listing {
@@ -375,7 +551,25 @@ static bool add_entry(void *ctx, const char *name, uint64_t st_ino,
 	return true;
 }
 
-/* Offsets: 1 and 2 for "." and "..", then st_ino + 2 of each link. */
+/*
+ * A search listing's names after offset off: name i's is i + 3, and so is
+ * its d_ino (a search link has no number until it is looked up).
+ */
+static void list_search(const struct vsfuse_listing *sl, off_t off,
+			struct listing *l)
+{
+	size_t i = off > 2 ? (size_t)off - 2 : 0;
+	const char *name;
+
+	for (; (name = vsfuse_listing_name(sl, i)); i++)
+		if (!add_entry(l, name, i + 3, i + 3))
+			break;
+}
+
+/*
+ * Offsets: 1 and 2 for "." and "..", then st_ino + 2 of each link, or in
+ * a search mount its place in the listing opendir read.
+ */
 static void vsfuse_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			   off_t off, struct fuse_file_info *fi)
 {
@@ -383,20 +577,24 @@ static void vsfuse_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 	struct listing l = { .req = req, .size = size, .buf = malloc(size) };
 
 	(void)ino;
-	(void)fi;
 	if (!l.buf)
 		return reply_error(req, -ENOMEM);
 	if ((off > 0 || add_entry(&l, ".", FUSE_ROOT_ID, 1)) &&
-	    (off > 1 || add_entry(&l, "..", FUSE_ROOT_ID, 2)))
-		vsfuse_dir_list(&fs->dir, off, add_entry, &l);
+	    (off > 1 || add_entry(&l, "..", FUSE_ROOT_ID, 2))) {
+		if (fs->dir.search)
+			list_search((struct vsfuse_listing *)(uintptr_t)fi->fh,
+				    off, &l);
+		else
+			vsfuse_dir_list(&fs->dir, off, add_entry, &l);
+	}
 	fuse_reply_buf(req, l.buf, l.used);
 	free(l.buf);
 }
 
-/* Seed mode's directory never changes. */
-static bool refuse_in_seed_mode(struct vsfuse *fs, fuse_req_t req)
+/* Seed mode's and search mode's directories never change. */
+static bool refuse_if_fixed(struct vsfuse *fs, fuse_req_t req)
 {
-	if (!varsym_opts_seed_mode(&fs->opts))
+	if (!varsym_opts_seed_mode(&fs->opts) && !fs->dir.search)
 		return false;
 	reply_error(req, -EPERM);
 	return true;
@@ -410,7 +608,7 @@ static void vsfuse_symlink(fuse_req_t req, const char *template,
 	struct vsfuse_node *n;
 	int err;
 
-	if (refuse_in_seed_mode(fs, req))
+	if (refuse_if_fixed(fs, req))
 		return;
 	if (varsym_template_check(template, strlen(template)))
 		return reply_error(req, -EINVAL);
@@ -426,7 +624,7 @@ static void vsfuse_unlink(fuse_req_t req, fuse_ino_t parent,
 {
 	struct vsfuse *fs = fuse_req_userdata(req);
 
-	if (refuse_in_seed_mode(fs, req))
+	if (refuse_if_fixed(fs, req))
 		return;
 	reply_error(req, vsfuse_dir_unlink(&fs->dir, name));
 }
@@ -437,7 +635,7 @@ static void vsfuse_rename(fuse_req_t req, fuse_ino_t parent,
 {
 	struct vsfuse *fs = fuse_req_userdata(req);
 
-	if (refuse_in_seed_mode(fs, req))
+	if (refuse_if_fixed(fs, req))
 		return;
 	reply_error(req, vsfuse_dir_rename(&fs->dir, name, newname, flags));
 }
@@ -449,7 +647,7 @@ static void vsfuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct vsfuse_node *n = NULL;
 	int err;
 
-	if (refuse_in_seed_mode(fs, req))
+	if (refuse_if_fixed(fs, req))
 		return;
 	if (ino != FUSE_ROOT_ID && !(n = node_of(fs, ino)))
 		return reply_error(req, -ESTALE);
@@ -702,12 +900,20 @@ static void vsfuse_init(void *userdata, struct fuse_conn_info *conn)
 
 int vsfuse_fs_init(struct vsfuse *fs, uid_t uid, gid_t gid)
 {
+	int err;
+
+	if (varsym_opts_search_mode(&fs->opts) &&
+	    (err = vsfuse_search_init())) {
+		errno = -err;
+		return -1;
+	}
 	if (vsfuse_dir_init(&fs->dir, &fs->opts, uid, gid))
 		return -1;
 	vsfuse_scopes_init(&fs->scopes);
 	fs->admin = uid;
-	if (fs->serves_others &&
-	    vsfuse_pool_new(&fs->pool, POOL_MAX, serve_readlink, fs)) {
+	/* a search mount's walks never run where requests are read */
+	if ((fs->serves_others || fs->dir.search) &&
+	    vsfuse_pool_new(&fs->pool, POOL_MAX, serve_job, fs)) {
 		vsfuse_scopes_destroy(&fs->scopes);
 		vsfuse_dir_destroy(&fs->dir);
 		return -1;
@@ -750,6 +956,7 @@ const struct fuse_lowlevel_ops vsfuse_ops = {
 	.create = vsfuse_create,
 	.opendir = vsfuse_opendir,
 	.readdir = vsfuse_readdir,
+	.releasedir = vsfuse_releasedir,
 	.setxattr = vsfuse_setxattr,
 	.getxattr = vsfuse_getxattr,
 	.listxattr = vsfuse_listxattr,

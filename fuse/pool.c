@@ -10,13 +10,19 @@
  * user's callers, however many and however slow, leave workers free for
  * everyone else's.
  *
- * Locking: pool->lock protects the queue, the counts and the running
- * table; workers sleep on pool->wake.  Jobs are served without the lock.
+ * A search mount's walks run here too, never on a thread that reads the
+ * kernel's requests: a walk that comes back into the mount is answered
+ * by those (ELOOP), and the pool knows its workers' thread ids for that.
+ *
+ * Locking: pool->lock protects the queue, the counts, the running table
+ * and the workers' ids; workers sleep on pool->wake.  Jobs are served
+ * without the lock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "pool.h"
 
@@ -34,7 +40,10 @@ struct vsfuse_pool {
 		uid_t uid;
 		unsigned int jobs;
 	} *running;		/* max entries; jobs == 0: free */
+	pid_t *tids;		/* max entries: the workers'; 0: free */
 };
+
+static __thread bool in_worker;
 
 static struct running *running_of(struct vsfuse_pool *p, uid_t uid)
 {
@@ -76,9 +85,14 @@ static void *worker_main(void *arg)
 {
 	struct vsfuse_pool *p = arg;
 	struct vsfuse_job *job;
+	pid_t *tid;
 	uid_t uid;
 
+	in_worker = true;
 	pthread_mutex_lock(&p->lock);
+	for (tid = p->tids; *tid; tid++)
+		;		/* fewer workers than max: found */
+	*tid = gettid();
 	for (;;) {
 		while (!(job = take(p)) && !p->stopping) {
 			p->idle++;
@@ -95,10 +109,30 @@ static void *worker_main(void *arg)
 		/* a job of that uid may have waited for this one */
 		pthread_cond_broadcast(&p->wake);
 	}
+	*tid = 0;
 	p->workers--;
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
+}
+
+bool vsfuse_pool_is_worker(struct vsfuse_pool *p, pid_t tid)
+{
+	unsigned int i;
+	bool found = false;
+
+	if (!p || tid <= 0)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->max && !found; i++)
+		found = p->tids[i] == tid;
+	pthread_mutex_unlock(&p->lock);
+	return found;
+}
+
+bool vsfuse_pool_in_worker(void)
+{
+	return in_worker;
 }
 
 int vsfuse_pool_new(struct vsfuse_pool **out, unsigned int max,
@@ -109,7 +143,10 @@ int vsfuse_pool_new(struct vsfuse_pool **out, unsigned int max,
 	if (!p)
 		return -ENOMEM;
 	p->running = calloc(max, sizeof(*p->running));
-	if (!p->running) {
+	p->tids = calloc(max, sizeof(*p->tids));
+	if (!p->running || !p->tids) {
+		free(p->running);
+		free(p->tids);
 		free(p);
 		return -ENOMEM;
 	}
@@ -173,5 +210,6 @@ void vsfuse_pool_free(struct vsfuse_pool *p)
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
 	free(p->running);
+	free(p->tids);
 	free(p);
 }

@@ -28,5 +28,13 @@ int vsfuse_pool_new(struct vsfuse_pool **p, unsigned int max_workers,
 void vsfuse_pool_submit(struct vsfuse_pool *p, struct vsfuse_job *job);
 /* Serves what is queued, then ends every worker. */
 void vsfuse_pool_free(struct vsfuse_pool *p);
+/* Whether thread tid is one of p's workers (p may be NULL). */
+bool vsfuse_pool_is_worker(struct vsfuse_pool *p, pid_t tid);
+/*
+ * Whether the calling thread is a pool's worker: not a thread that reads
+ * the kernel's requests, which a job served where it was submitted (no
+ * worker could be made) runs on.
+ */
+bool vsfuse_pool_in_worker(void);
 
 #endif /* VSFUSE_POOL_H */
