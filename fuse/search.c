@@ -84,6 +84,11 @@ int vsfuse_search_init(void)
 		return -errno;
 	self.exe_dev = st.st_dev;
 	self.exe_ino = st.st_ino;
+	/*
+	 * Root may take other ids; not root of a user namespace whose
+	 * setgroups(2) is denied (unshare -U by a user), which could not give
+	 * a caller its groups: it searches as itself, for its own uid.
+	 */
 	self.root = geteuid() == 0;
 	self.fsuid = syscall(NR_SETFSUID, -1);	/* an invalid id: no change */
 	self.fsgid = syscall(NR_SETFSGID, -1);
@@ -96,6 +101,8 @@ int vsfuse_search_init(void)
 	self.ngroups = getgroups(n, self.groups);
 	if (self.ngroups < 0)
 		return -errno;
+	if (self.root && syscall(NR_SETGROUPS, self.ngroups, self.groups))
+		self.root = false;
 	if (getrandom(self.hash_key, sizeof(self.hash_key), 0) !=
 	    sizeof(self.hash_key))
 		return -EIO;
@@ -338,14 +345,22 @@ static int become(struct vsfuse_searcher *s)
 		return s->fsuid == self.fsuid ? 0 : -EACCES;
 	if (s->switched)
 		return 0;
+	/* each step taken is given back, whichever fails */
 	s->switched = true;
-	if (syscall(NR_SETGROUPS, s->ngroups, s->groups) ||
-	    set_fsgid(s->fsgid) || set_fsuid(s->fsuid)) {
-		s->keep = false;
-		s->err = -EACCES;
-		return s->err;
-	}
+	if (syscall(NR_SETGROUPS, s->ngroups, s->groups))
+		goto fail;
+	s->took_groups = true;
+	s->took_gid = true;
+	if (set_fsgid(s->fsgid))
+		goto fail;
+	s->took_uid = true;
+	if (set_fsuid(s->fsuid))
+		goto fail;
 	return 0;
+fail:
+	s->keep = false;
+	s->err = -EACCES;
+	return s->err;
 }
 
 void vsfuse_searcher_end(struct vsfuse_searcher *s)
@@ -353,9 +368,12 @@ void vsfuse_searcher_end(struct vsfuse_searcher *s)
 	if (!s->switched)
 		return;
 	s->switched = false;
+	s->took_uid = s->took_gid = s->took_groups = false;
 	/* fsuid first: going back to 0 gives the capabilities back */
-	if (set_fsuid(self.fsuid) || set_fsgid(self.fsgid) ||
-	    syscall(NR_SETGROUPS, self.ngroups, self.groups)) {
+	if ((s->took_uid && set_fsuid(self.fsuid)) ||
+	    (s->took_gid && set_fsgid(self.fsgid)) ||
+	    (s->took_groups &&
+	     syscall(NR_SETGROUPS, self.ngroups, self.groups))) {
 		/* a thread that cannot be the daemon again serves no one */
 		fputs("varsymfs: cannot take back the daemon's ids after a search; stopping\n",
 		      stderr);

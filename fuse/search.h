@@ -51,6 +51,7 @@ struct vsfuse_searcher {
 	size_t ngroups;
 	gid_t *groups;		/* the caller's supplementary groups */
 	bool switched;		/* this thread took those ids */
+	bool took_groups, took_gid, took_uid;	/* which, to give back */
 	bool keep;		/* the answer may be kept, under key */
 	struct vsfuse_search_key key;
 };

@@ -387,3 +387,90 @@ def stall(build, public_dir):
         s.abort()
     if mode & 0o006 != 0o006:
         os.chmod("/dev/fuse", mode)
+
+
+# ---- a NixOS-shaped system, for search mode (test_search.py) ----------------
+
+class NixSystem:
+    """A NixOS-shaped test system in a temporary directory, as issue 21
+    item 7 asks: no FHS tree, a profile directory on PATH (as
+    ~/.nix-profile/bin: python3, bash, make, env, and vsexe, a copy of
+    vsattack whose `vsexe exe` tells which file the kernel ran), and a
+    fallback directory holding only sh and env (copies of the real ones,
+    so that they are files of their own), as NixOS's /bin.  mount() makes
+    a search mount standing in for /usr/bin (a test cannot mount over the
+    real one): scripts name the mount's path in their shebangs."""
+
+    PROFILE = ("python3", "bash", "make", "env")
+    FALLBACK = ("sh", "env")
+
+    def __init__(self, root, build, mount):
+        self.root = root
+        os.mkdir(root)
+        os.chmod(root, 0o755)
+        self._mount = mount
+        self._default = None
+        self.mounts = []
+        self.profile = self.dir("profile/bin")
+        self.fallback = self.dir("sw/bin")
+        self.programs = set()
+        for name in self.PROFILE:
+            real = shutil.which(name, path="/usr/bin:/bin")
+            if real:
+                os.symlink(os.path.realpath(real),
+                           os.path.join(self.profile, name))
+                self.programs.add(name)
+        shutil.copy(os.path.join(build, "vsattack"),
+                    os.path.join(self.profile, "vsexe"))
+        for name in self.FALLBACK:
+            dst = os.path.join(self.fallback, name)
+            shutil.copy(os.path.realpath(shutil.which(name, path="/usr/bin:/bin")),
+                        dst)
+            os.chmod(dst, 0o755)
+
+    def dir(self, rel, mode=0o755):
+        """root/rel, made with every new component mode 0755 (nobody
+        walks them), the last one mode."""
+        path = self.root
+        for part in rel.split("/"):
+            path = os.path.join(path, part)
+            if not os.path.isdir(path):
+                os.mkdir(path)
+                os.chmod(path, 0o755)
+        os.chmod(path, mode)
+        return path
+
+    def tool(self, directory, name="tool", text=None, mode=0o755):
+        """directory/name, a script saying where it is."""
+        path = os.path.join(directory, name)
+        with open(path, "w") as f:
+            f.write(text if text is not None else
+                    f"#!/bin/sh\necho {name} in {directory}\n")
+        os.chmod(path, mode)
+        return path
+
+    def mount(self, options=None, **kw):
+        """A search mount (default: search,fallback=FALLBACK)."""
+        m = self._mount(options if options is not None else
+                        f"search,fallback={self.fallback}", **kw)
+        if not kw.get("expect_failure"):
+            self.mounts.append(m)
+            # its device, "MAJOR:MINOR": a FUSE mount's connection number
+            m.device = mounted_at(m.dir).split()[2]
+        return m
+
+    @property
+    def usr_bin(self):
+        """The default search mount, made at first use."""
+        if self._default is None:
+            self._default = self.mount()
+        return self._default
+
+    def env(self, path=None, **more):
+        """An environment whose PATH is the profile's (or path)."""
+        return {"PATH": self.profile if path is None else path, **more}
+
+
+@pytest.fixture
+def nix(build, public_dir, varsymfs):
+    return NixSystem(os.path.join(public_dir, "nix"), build, varsymfs)
