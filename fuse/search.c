@@ -368,7 +368,6 @@ void vsfuse_searcher_end(struct vsfuse_searcher *s)
 	if (!s->switched)
 		return;
 	s->switched = false;
-	s->took_uid = s->took_gid = s->took_groups = false;
 	/* fsuid first: going back to 0 gives the capabilities back */
 	if ((s->took_uid && set_fsuid(self.fsuid)) ||
 	    (s->took_gid && set_fsgid(self.fsgid)) ||
@@ -379,6 +378,7 @@ void vsfuse_searcher_end(struct vsfuse_searcher *s)
 		      stderr);
 		abort();
 	}
+	s->took_uid = s->took_gid = s->took_groups = false;
 }
 
 /* A walk that failed: the next directory, or for want of resources, the end. */
