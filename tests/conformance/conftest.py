@@ -389,6 +389,54 @@ def stall(build, public_dir):
         os.chmod("/dev/fuse", mode)
 
 
+# ---- helpers shared by test files -------------------------------------------
+
+def setuid_copy(src, directory, name):
+    """A setuid-root copy of src, directory/name."""
+    dst = os.path.join(directory, name)
+    shutil.copy(src, dst)
+    os.chown(dst, 0, 0)
+    os.chmod(dst, 0o4755)
+    return dst
+
+
+def kernel_log_since(marker):
+    """Kernel log lines written after marker (itself written to /dev/kmsg)."""
+    p = run(["dmesg"], env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+            check=True)
+    lines = p.out.splitlines()
+    at = max(i for i, line in enumerate(lines) if marker in line)
+    return "\n".join(lines[at + 1:])
+
+
+def assert_refused(varsymfs, impl, probe, public_dir, options, message):
+    """A mount with options fails, saying message: the FUSE program on
+    standard error; the module in the kernel log (root's alone: not in a
+    user namespace) and through the new mount API's log, which fsconfig(2)
+    hands the caller (values of up to 255 bytes)."""
+    if impl == "kernel" and not IN_USERNS:
+        marker = f"varsymfs-test-{os.getpid()}-{time.monotonic_ns()}"
+        with open("/dev/kmsg", "w") as f:
+            f.write(marker + "\n")
+    err = varsymfs(options, expect_failure=True)
+    if impl == "fuse":
+        assert "varsymfs: " + message in err, err
+        return
+    # mount(8) of Debian 12 uses mount(2): the message goes to the kernel log
+    if not IN_USERNS:
+        assert "varsymfs: " + message in kernel_log_since(marker)
+    if max(len(o) for o in options.split(",")) < 256:
+        where = tempfile.mkdtemp(dir=public_dir)
+        try:
+            p = run([probe.path, "fsmount", "varsymfs", where] +
+                    options.split(","))
+            assert p.out.strip().endswith("err EINVAL"), p.out
+            assert f"e varsymfs: {message}" in p.out, p.out
+        finally:
+            assert not mounted_at(where)
+            os.rmdir(where)
+
+
 # ---- a NixOS-shaped system, for search mode (test_search.py) ----------------
 
 class NixSystem:

@@ -2,11 +2,10 @@
 """docs/SPEC.md section 3: options, their errors, and how they show."""
 import os
 import tempfile
-import time
 
 import pytest
 
-from conftest import IN_USERNS, mounted_at, run
+from conftest import assert_refused, mounted_at, run
 
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -32,41 +31,10 @@ BAD = [
 ]
 
 
-def kernel_log_since(marker):
-    """Kernel log lines written after marker (itself written to /dev/kmsg)."""
-    p = run(["dmesg"], env={"PATH": SBIN_PATH}, check=True)
-    lines = p.out.splitlines()
-    at = max(i for i, line in enumerate(lines) if marker in line)
-    return "\n".join(lines[at + 1:])
-
-
 @pytest.mark.parametrize("options,message", BAD, ids=[b[0][:40] for b in BAD])
 def test_bad_options_fail_with_message(varsymfs, impl, build, probe,
                                        public_dir, options, message):
-    # (the kernel log is root's alone: in a user namespace, only the new
-    # mount API's log below tells the message)
-    if impl == "kernel" and not IN_USERNS:
-        marker = f"varsymfs-test-{os.getpid()}-{time.monotonic_ns()}"
-        with open("/dev/kmsg", "w") as f:
-            f.write(marker + "\n")
-    err = varsymfs(options, expect_failure=True)
-    if impl == "fuse":
-        assert "varsymfs: " + message in err
-        return
-    # mount(8) of Debian 12 uses mount(2): the message goes to the kernel log
-    if not IN_USERNS:
-        assert "varsymfs: " + message in kernel_log_since(marker)
-    # the new mount API hands the same message to the caller through the
-    # fs_context's log (fsconfig(2) takes values of up to 255 bytes)
-    if max(len(o) for o in options.split(",")) < 256:
-        where = tempfile.mkdtemp(dir=public_dir)
-        try:
-            p = run([probe.path, "fsmount", "varsymfs", where] + options.split(","))
-            assert p.out.strip().endswith("err EINVAL")
-            assert f"e varsymfs: {message}" in p.out
-        finally:
-            assert not mounted_at(where)
-            os.rmdir(where)
+    assert_refused(varsymfs, impl, probe, public_dir, options, message)
 
 
 def test_failed_mount_leaves_nothing_mounted(varsymfs, public_dir):

@@ -50,8 +50,9 @@ import time
 import pytest
 
 from attack import Bg, kernel_log, new_problems
-from conftest import IN_USERNS, NEEDS_REAL_ROOT, Failed, daemon_stacks, \
-    execve_decides, mounted_at, needs_real_root, run
+from conftest import IN_USERNS, NEEDS_REAL_ROOT, Failed, assert_refused, \
+    daemon_stacks, execve_decides, mounted_at, \
+    needs_real_root, run, setuid_copy
 
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 ENOENT = "err ENOENT"
@@ -225,14 +226,6 @@ def link_size(impl, target):
 def file_id(path):
     st = os.stat(path)
     return f"{st.st_dev}:{st.st_ino}"
-
-
-def setuid_copy(src, directory, name):
-    dst = os.path.join(directory, name)
-    shutil.copy(src, dst)
-    os.chown(dst, 0, 0)
-    os.chmod(dst, 0o4755)
-    return dst
 
 
 def needs_root():
@@ -1023,37 +1016,10 @@ BAD = [
 ]
 
 
-def kernel_log_since(marker):
-    p = run(["dmesg"], env=SBIN, check=True)
-    lines = p.out.splitlines()
-    at = max(i for i, line in enumerate(lines) if marker in line)
-    return "\n".join(lines[at + 1:])
-
-
 @pytest.mark.parametrize("options,message", BAD, ids=[b[0][:40] for b in BAD])
 def test_bad_options_are_refused(varsymfs, impl, probe, public_dir, options,
                                  message):
-    if impl == "kernel" and not IN_USERNS:
-        marker = f"varsymfs-search-{os.getpid()}-{time.monotonic_ns()}"
-        with open("/dev/kmsg", "w") as f:
-            f.write(marker + "\n")
-    err = varsymfs(options, expect_failure=True)
-    if impl == "fuse":
-        assert "varsymfs: " + message in err, err
-        return
-    if not IN_USERNS:
-        assert "varsymfs: " + message in kernel_log_since(marker)
-    if max(len(o) for o in options.split(",")) < 256:
-        import tempfile
-        where = tempfile.mkdtemp(dir=public_dir)
-        try:
-            p = run([probe.path, "fsmount", "varsymfs", where] +
-                    options.split(","))
-            assert p.out.strip().endswith("err EINVAL"), p.out
-            assert f"e varsymfs: {message}" in p.out, p.out
-        finally:
-            assert not mounted_at(where)
-            os.rmdir(where)
+    assert_refused(varsymfs, impl, probe, public_dir, options, message)
 
 
 @pytest.mark.parametrize("options,shown", [

@@ -14,19 +14,11 @@ import pytest
 
 from attack import Bg, gcc_program
 from conftest import exec_mode, execve_decides, mounted_at, needs_real_root, \
-    run, wait_for
+    run, setuid_copy, wait_for
 
 pytestmark = [pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root to make setuid binaries"),
               needs_real_root]
-
-
-def setuid_copy(src, directory, name):
-    dst = os.path.join(directory, name)
-    shutil.copy(src, dst)
-    os.chown(dst, 0, 0)
-    os.chmod(dst, 0o4755)
-    return dst
 
 
 def test_setuid_gets_default(varsymfs, probe, public_dir):
