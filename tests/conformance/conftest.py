@@ -108,13 +108,8 @@ class Probe:
         self.path = path
 
     def __call__(self, *args, env=None, user=None, probe=None):
-        p = run([probe or self.path] + list(args), env=env, user=user)
-        line = p.out.strip().splitlines()[-1] if p.out.strip() else ""
-        if not (line.startswith("ok") or line.startswith("err")):
-            raise Failed(f"vsprobe said nothing useful: {p.cmd}\n"
-                         f"status {p.returncode}, stdout {p.out!r}, "
-                         f"stderr {p.err!r}")
-        return line
+        return probe_line(run([probe or self.path] + list(args), env=env,
+                              user=user))
 
     def readlink(self, path, env=None, **kw):
         return self("readlink", path, env=env, **kw)
@@ -390,6 +385,16 @@ def stall(build, public_dir):
 
 
 # ---- helpers shared by test files -------------------------------------------
+
+def probe_line(p):
+    """vsprobe's last line, "ok ..." or "err ERRNO", from a finished run."""
+    line = p.out.strip().splitlines()[-1] if p.out.strip() else ""
+    if not (line.startswith("ok") or line.startswith("err")):
+        raise Failed(f"vsprobe said nothing useful: {p.cmd}\n"
+                     f"status {p.returncode}, stdout {p.out!r}, "
+                     f"stderr {p.err!r}")
+    return line
+
 
 def setuid_copy(src, directory, name):
     """A setuid-root copy of src, directory/name."""

@@ -51,8 +51,8 @@ import pytest
 
 from attack import Bg, kernel_log, new_problems
 from conftest import IN_USERNS, NEEDS_REAL_ROOT, Failed, assert_refused, \
-    daemon_stacks, execve_decides, mounted_at, \
-    needs_real_root, run, setuid_copy
+    daemon_stacks, execve_decides, mounted_at, needs_real_root, probe_line, \
+    run, setuid_copy
 
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 ENOENT = "err ENOENT"
@@ -186,13 +186,8 @@ def wait_all(procs, timeout, what):
 
 def vsp(probe, *args, env, user=None, program=None):
     """vsprobe's one line: "ok ..." or "err ERRNO"."""
-    p = call([program or probe.path] + list(args), env, user=user)
-    line = p.out.strip().splitlines()[-1] if p.out.strip() else ""
-    if not (line.startswith("ok") or line.startswith("err")):
-        raise Failed(f"vsprobe said nothing useful: {p.cmd}\n"
-                     f"status {p.returncode}, stdout {p.out!r}, "
-                     f"stderr {p.err!r}")
-    return line
+    return probe_line(call([program or probe.path] + list(args), env,
+                           user=user))
 
 
 def sh_exec(argv, env, user=None, timeout=HANG):
