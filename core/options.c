@@ -156,7 +156,13 @@ static int set_search(struct varsym_opts *o, const char *name, char *msg,
 
 	if (o->given & VARSYM_OPT_SEARCH)
 		return fail(msg, size, "option 'search' given twice");
-	if (!varsym_name_valid(name, len))
+	/*
+	 * (varsym_name_valid() checks it too, but the compiler must see it:
+	 * else the kernel's fortified memcpy() below adds a check whose
+	 * message names the build directory, and the module DKMS builds
+	 * would differ from the one tested)
+	 */
+	if (len > VARSYM_NAME_MAX || !varsym_name_valid(name, len))
 		return fail(msg, size, "invalid variable name in 'search=%.32s'",
 			    name);
 	if (o->given & VARSYM_OPT_VAR)

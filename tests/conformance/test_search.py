@@ -22,6 +22,7 @@ a fallback with only sh and env, a search mount standing in for /usr/bin).
   listing       the union of the fallback directories (envfs #162)
   options       refused with their message, shown in mountinfo;
                 search=VAR; PATH from the mount's scopes
+  explain       varsym explain shows each directory a search tries
   umount        lazy umount under load: no hang, no wrong answer
   kept answers  a change of credentials, mount namespace or root without
                 an execve is never served a stale answer
@@ -1058,6 +1059,27 @@ def test_search_names_the_variable(nix, probe):
     assert readlink(probe, py, {"PATH": nix.profile}) == ENOENT
     assert readlink(probe, f"{m.dir}/sh", {"MYPATH": nix.profile}) == \
         f"ok {nix.fallback}/sh"
+
+
+def test_explain_shows_each_directory(nix, build):
+    """varsym explain names the variable, its source, each directory tried
+    and the file found; for a name found nowhere, ENOENT and why."""
+    m = nix.usr_bin
+    empty = nix.dir("empty")
+    env = {"PATH": f"{empty}:{nix.profile}"}
+    p = call([os.path.join(build, "varsym"), "explain", f"{m.dir}/python3"],
+             env)
+    assert p.returncode == 0, p.out + p.err
+    assert f"v python3 -> {nix.profile}/python3" in p.out, p.out
+    assert f"PATH = {empty}:{nix.profile}   (from the environment)" in p.out
+    assert f"not here  {empty}/python3" in p.out, p.out
+    assert f"found     {nix.profile}/python3" in p.out, p.out
+    p = call([os.path.join(build, "varsym"), "explain", f"{m.dir}/nowhere"],
+             env)
+    assert p.returncode == 1, p.out + p.err
+    assert f"not here  {nix.fallback}/nowhere" in p.out, p.out
+    assert "ENOENT: No such file or directory (no directory searched holds " \
+        "it)" in p.out, p.out
 
 
 def test_scopes_give_the_path(nix, probe, build, public_dir):

@@ -99,6 +99,12 @@ def check_mount(where, fstype, options, probe):
         assert probe.readlink(link, env={"UNIVERSE": "/att"}) == "ok /att"
         if "default=/ucb" in options:
             assert probe.readlink(link, env={}) == "ok /ucb"
+    elif options.startswith("search"):
+        # the caller's PATH, then the fallback (a NixOS path: not here)
+        link = os.path.join(where, "sh")
+        assert probe.readlink(link, env={"PATH": "/nonexistent:/usr/bin"}) == \
+            "ok /usr/bin/sh"
+        assert probe.readlink(link, env={}) == "err ENOENT"
     else:
         link = os.path.join(where, "bin")
         os.symlink("/opt/${UNIVERSE:-ucb}/bin", link)
