@@ -24,6 +24,7 @@ enum varsym_abi {
 	VARSYM_ABI_IA32,	/* int $0x80, from a 32- or a 64-bit program */
 	VARSYM_ABI_X32,		/* numbers with VARSYM_X32_BIT set */
 	VARSYM_ABI_X86,		/* one of the three above */
+	VARSYM_ABI_ARM32,	/* AArch32 (EABI) processes on arm64 */
 };
 
 #define VARSYM_X32_BIT 0x40000000L
@@ -62,6 +63,8 @@ static inline int varsym_execve_call(enum varsym_abi abi, long nr,
 		{ VARSYM_ABI_IA32, 358, { 3, 4 } },
 		{ VARSYM_ABI_X32, VARSYM_X32_BIT | 520, { 2, 4 } },
 		{ VARSYM_ABI_X32, VARSYM_X32_BIT | 545, { 3, 4 } },
+		{ VARSYM_ABI_ARM32, 11, { 2, 4 } },
+		{ VARSYM_ABI_ARM32, 387, { 3, 4 } },
 		{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVE, { 2, sizeof(long) } },
 		{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVEAT, { 3, sizeof(long) } },
 	};

@@ -50,14 +50,17 @@
  * The ABI of a caller of word, for the core's table of execve numbers.  On
  * x86 every daemon may meet all three ABIs (a 64-bit process can use the
  * 32-bit entry, int $0x80) and cannot tell which a call came in by: the
- * core then looks in all three.  Elsewhere the build's own numbers hold
- * for callers of the daemon's own word size; other callers' ABIs are
+ * core then looks in all three.  On arm64 a 32-bit caller is an AArch32
+ * process, whose calls only it makes.  Elsewhere the build's own numbers
+ * hold for callers of the daemon's own word size; other callers' ABIs are
  * unknown.
  */
 static enum varsym_abi caller_abi(unsigned int word)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	return VARSYM_ABI_X86;
+#elif defined(__aarch64__)
+	return word == sizeof(long) ? VARSYM_ABI_NATIVE : VARSYM_ABI_ARM32;
 #else
 	return word == sizeof(long) ? VARSYM_ABI_NATIVE : VARSYM_ABI_UNKNOWN;
 #endif

@@ -409,9 +409,9 @@ static bool maybe_in_execve(void)
 #if defined(__TARGET_ARCH_x86)
 	abi = VARSYM_ABI_X86;
 #elif defined(__TARGET_ARCH_arm64)
-	/* a compat (32-bit) program's calls are another ABI's numbers */
-	if (BPF_CORE_READ(task, mm, start_stack) >> 32)
-		abi = VARSYM_ABI_NATIVE;
+	/* a compat (32-bit) program's calls are AArch32's numbers */
+	abi = BPF_CORE_READ(task, mm, start_stack) >> 32 ? VARSYM_ABI_NATIVE :
+							    VARSYM_ABI_ARM32;
 #endif
 #ifdef SYSCALL_NR
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);

@@ -64,10 +64,11 @@ bool varsymfs_mm_secure(struct mm_struct *mm)
 
 /*
  * The ABI of the system call in progress, for the core's table of execve
- * numbers.  Only the execve rule (a convenience: which environment chooses
- * the program) depends on this; the loader rule does not (exec.c).  An ABI
- * not known here falls back to the exec-time environment, which is the
- * caller's own choice as much as its envp.
+ * numbers: on arm64 a compat call is an AArch32 process's (arm64 has no
+ * other compat ABI).  Only the execve rule (a convenience: which
+ * environment chooses the program) depends on this; the loader rule does
+ * not (exec.c).  An ABI not known here falls back to the exec-time
+ * environment, which is the caller's own choice as much as its envp.
  */
 static enum varsym_abi syscall_abi(void)
 {
@@ -77,6 +78,8 @@ static enum varsym_abi syscall_abi(void)
 	if (in_x32_syscall())
 		return VARSYM_ABI_X32;
 	return VARSYM_ABI_X86_64;
+#elif defined(CONFIG_ARM64)
+	return in_compat_syscall() ? VARSYM_ABI_ARM32 : VARSYM_ABI_NATIVE;
 #else
 	return in_compat_syscall() ? VARSYM_ABI_UNKNOWN : VARSYM_ABI_NATIVE;
 #endif

@@ -1379,6 +1379,10 @@ static void test_execve_calls(void)
 		{ VARSYM_ABI_X86, 520, 0, 0, 0 },
 		{ VARSYM_ABI_X86, 0, 0, 0, 0 },
 		{ VARSYM_ABI_X86, -1, 0, 0, 0 },
+		{ VARSYM_ABI_ARM32, 11, 1, 2, 4 },
+		{ VARSYM_ABI_ARM32, 387, 1, 3, 4 },
+		{ VARSYM_ABI_ARM32, 221, 0, 0, 0 },	/* arm64's execve */
+		{ VARSYM_ABI_ARM32, 358, 0, 0, 0 },	/* ia32's execveat */
 		{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVE, 1, 2, sizeof(long) },
 		{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVEAT, 1, 3, sizeof(long) },
 		{ VARSYM_ABI_NATIVE, -1, 0, 0, 0 },
