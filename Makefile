@@ -11,6 +11,9 @@
 #   make check      everything, every kernel's guest (sets itself up)
 #   make check-kernels [NEWEST=1]  the module in a guest of each kernel of
 #                   kernels.list, or of the newest kernel of each suite
+#   make check-arm64  everything again in arm64 guests (kernels-arm64.list)
+#   make kmod-arm64 varsymfs.ko for each kernel of kernels-arm64.list
+#   make arm64      the programs and test helpers for arm64, in build/arm64/
 #   make fuzz       libFuzzer on the core's parsers (FUZZ_SECONDS each)
 #   make bench      benchmarks into docs/PERFORMANCE.md (not part of check)
 #   make install    the programs, man pages and docs under PREFIX
@@ -48,7 +51,8 @@ FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h \
 	$(B)/exec_hooks.skel.h
 
 .DEFAULT_GOAL := all
-.PHONY: all deps-build deps-test deps-kmod deps-fuzz kmod module demo \
+.PHONY: all deps-build deps-test deps-kmod deps-fuzz deps-arm64 arm64 kmod kmod-arm64 \
+	check-arm64 module demo \
 	check check-kernels test unit conformance sanitized tsan fuzz clean bench
 
 TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader \
@@ -69,11 +73,28 @@ $(B)/vs32-i386: tests/helpers/vs32.c | $(B)
 	$(CC) -m32 $(NOLIBC) -o $@ $<
 $(B)/vs32-x32: tests/helpers/vs32.c | $(B)
 	$(CC) -mx32 $(NOLIBC) -o $@ $<
+$(B)/vs32-arm: tests/helpers/vs32.c | $(B)
+	arm-linux-gnueabihf-gcc -marm $(NOLIBC) -o $@ $<
 $(B)/stallfs: tests/helpers/stallfs.c | $(B)
 	$(CC) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) -o $@ $< $(FUSE_LIBS)
 
 
 all: $(B)/varsymfs $(B)/varsym
+
+# The programs and test helpers for the arm64 guests (make check-arm64),
+# cross-built into build/arm64/ by Debian's aarch64-linux-gnu-gcc against
+# the arm64 root (scripts/foreign-root): its C library, libfuse3 and libbpf.
+# vs32-arm is the AArch32 caller of the ABI matrix.
+SYSROOT ?=
+ARM64_BIN := varsymfs varsym bench/varsymfs bench/vsbench vsprobe vsattack \
+	stallfs fake-loader fake-loader-shadow vs32-arm
+arm64: deps-arm64
+	@root=$$(scripts/foreign-root arm64) && \
+	PKG_CONFIG_SYSROOT_DIR=$$root \
+	PKG_CONFIG_LIBDIR=$$root/usr/lib/aarch64-linux-gnu/pkgconfig:$$root/usr/share/pkgconfig \
+	$(MAKE) --no-print-directory B=$(B)/arm64 SYSROOT=$$root \
+		CC="aarch64-linux-gnu-gcc --sysroot=$$root" \
+		$(addprefix $(B)/arm64/,$(ARM64_BIN))
 
 deps-build:
 	@scripts/deps build
@@ -87,6 +108,9 @@ deps-kmod: deps-build
 deps-fuzz: deps-build
 	@scripts/deps fuzz
 
+deps-arm64: deps-build
+	@scripts/deps arm64
+
 # NEWEST=1: instead of kernels.list's pinned kernels, the newest kernel of
 # each of its suites today, listed in build/kernels.newest.list.
 ifeq ($(NEWEST),1)
@@ -97,9 +121,22 @@ endif
 # each built with the kernel's own compiler: on this machine, or in a
 # trixie or sid root (build/roots/) for kernels whose kbuild tools need a
 # newer C library.  W=1, and no warning is acceptable.
+#
+# make kmod ARCH=arm64 (or make kmod-arm64): the same for Debian's arm64
+# kernels of kernels-arm64.list, cross-built here with Debian's cross
+# compilers into build/kmod/<release>/.
+ifeq ($(ARCH),arm64)
+kmod: kmod-arm64
+else
 kmod: deps-kmod
 	@scripts/kernels prepare
 	@scripts/build-kmod
+endif
+
+ARM64_LIST := $(CURDIR)/kernels-arm64.list
+kmod-arm64: deps-kmod deps-arm64
+	@KERNELS_LIST=$(ARM64_LIST) scripts/kernels prepare
+	@KERNELS_LIST=$(ARM64_LIST) scripts/build-kmod
 
 # For a kernel of your own: make module KDIR=/path/to/kernel/build
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -119,7 +156,7 @@ $(B)/exec_hooks.bpf.o: fuse/exec_hooks.bpf.c fuse/exec_hooks.h \
 		core/execve_nrs.h | $(B)
 	$(BPF_CLANG) -O2 -g -Wall -target bpf -mcpu=v3 \
 		-D__TARGET_ARCH_$(BPF_ARCH) \
-		-I/usr/include/$(shell $(CC) -print-multiarch) -c -o $@ $<
+		-I$(SYSROOT)/usr/include/$(shell $(CC) -print-multiarch) -c -o $@ $<
 $(B)/exec_hooks.skel.h: $(B)/exec_hooks.bpf.o
 	$(BPFTOOL) gen skeleton $< name exec_hooks_bpf >$@.tmp && mv $@.tmp $@
 
@@ -133,6 +170,12 @@ $(B)/bench/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
 	@mkdir -p $(B)/bench
 	$(CC) $(CPPFLAGS) -DVSFUSE_BENCH $(CFLAGS) $(WARN) $(FUSE_CFLAGS) \
 		$(LDFLAGS) -o $@ $(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
+
+# The benchmarks' timer (bench/run builds the host's own; this rule, the
+# arm64 guests').
+$(B)/bench/vsbench: bench/vsbench.c
+	@mkdir -p $(B)/bench
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
 # The command-line tool: explains a path walk through variant links.
 VARSYM_SRC := tools/varsym.c tools/scopes.c
@@ -213,9 +256,17 @@ test: unit conformance
 	@if command -v clang >/dev/null; then scripts/fuzz $(FUZZ_TEST_SECONDS); \
 	else echo "fuzz: skipped, no clang (make check installs it)"; fi
 
-check: deps-test deps-kmod deps-fuzz deps-package
-	@$(MAKE) --no-print-directory all $(TEST_BIN) $(B)/bench/varsymfs kmod sanitized tsan
+check: deps-test deps-kmod deps-fuzz deps-package deps-arm64
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(B)/bench/varsymfs kmod sanitized tsan \
+		kmod-arm64 arm64
 	@scripts/check
+
+# Debian's arm64 kernels, in arm64 guests (qemu-system-aarch64, TCG): the
+# whole suite against the module as root and as nobody, the FUSE cases,
+# DKMS and make deb there (about N minutes); make check runs a part.
+check-arm64: deps-test deps-arm64 deps-package
+	@$(MAKE) --no-print-directory kmod-arm64 arm64
+	@VARSYMFS_ARM64=1 scripts/check arm64
 
 # The module's conformance suite in a guest of each kernel; with NEWEST=1,
 # of whatever Debian ships today, so a new kernel's breakage shows the day

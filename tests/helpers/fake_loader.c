@@ -14,14 +14,43 @@
  * its euid is the namespace's view, and only that tells privilege over the
  * machine.
  */
-static long sys3(long nr, long a, long b, long c)
+#if defined(__x86_64__)
+#define NR_WRITE 1
+#define NR_OPENAT 257
+#define NR_GETEUID 107
+#define NR_EXIT_GROUP 231
+
+static long sys4(long nr, long a, long b, long c, long d)
 {
+	register long r10 __asm__("r10") = d;
 	long ret;
 
 	__asm__ volatile ("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b),
-			  "d"(c) : "rcx", "r11", "memory");
+			  "d"(c), "r"(r10) : "rcx", "r11", "memory");
 	return ret;
 }
+#elif defined(__aarch64__)
+#define NR_WRITE 64
+#define NR_OPENAT 56
+#define NR_GETEUID 175
+#define NR_EXIT_GROUP 94
+
+static long sys4(long nr, long a, long b, long c, long d)
+{
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+
+	__asm__ volatile ("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2),
+			  "r"(x3) : "memory");
+	return x0;
+}
+#else
+#error "fake_loader knows the system calls of x86-64 and arm64"
+#endif
+#define AT_FDCWD (-100)
 
 void _start(void);
 
@@ -29,7 +58,7 @@ void _start(void)
 {
 	static const char prefix[] = "FAKE-LOADER euid=";
 	char msg[sizeof(prefix) + 40], digits[24];
-	unsigned long euid = (unsigned long)sys3(107, 0, 0, 0);	/* geteuid */
+	unsigned long euid = (unsigned long)sys4(NR_GETEUID, 0, 0, 0, 0);
 	int n = 0, len = 0;
 
 	do {
@@ -43,7 +72,8 @@ void _start(void)
 #ifdef TRY_SHADOW
 	{
 		static const char yes[] = " shadow=yes", no[] = " shadow=no";
-		long fd = sys3(2, (long)"/etc/shadow", 0, 0);	/* open */
+		long fd = sys4(NR_OPENAT, AT_FDCWD,
+			       (long)"/etc/shadow", 0, 0);
 		const char *say = fd >= 0 ? yes : no;
 
 		for (n = 0; say[n]; n++)
@@ -51,8 +81,8 @@ void _start(void)
 	}
 #endif
 	msg[len++] = '\n';
-	sys3(1, 1, (long)msg, len);			/* write */
-	sys3(231, 42, 0, 0);				/* exit_group */
+	sys4(NR_WRITE, 1, (long)msg, len, 0);
+	sys4(NR_EXIT_GROUP, 42, 0, 0, 0);
 	for (;;)
 		;
 }

@@ -9,8 +9,14 @@
  *   gcc -mx32 -nostdlib -static -ffreestanding  -> build/vs32-x32
  *             (an x32 process: syscall with bit 30 set; Debian's kernels
  *             have x32 compiled in but off unless booted syscall.x32=y)
+ *   arm-linux-gnueabihf-gcc -marm -nostdlib -static ...
+ *                                               -> build/arm64/vs32-arm
+ *             (an AArch32 process on arm64: svc 0 with the number in r7,
+ *             where the kernel has CONFIG_COMPAT and the CPU runs AArch32
+ *             at EL0)
  *
- *   vs32 hello                   "ok i386" or "ok x32": this ABI runs here.
+ *   vs32 hello                   "ok i386", "ok x32" or "ok arm": this ABI
+ *                                runs here.
  *                                An x32 process whose x32 system calls are
  *                                refused exits 99 through the 64-bit ABI.
  *   vs32 readlink PATH           readlink(2): "ok TARGET" or "err ERRNO"
@@ -72,8 +78,34 @@ __asm__(".text\n.globl _start\n_start:\n"
 	"	and $-16, %rsp\n"
 	"	call start_c\n"
 	"	hlt\n");
+#elif defined(__arm__)
+#define ABI "arm"
+#define NR_WRITE 4
+#define NR_EXIT_GROUP 248
+#define NR_EXECVE 11
+#define NR_READLINK 85
+
+/* EABI: number in r7 (so -marm: Thumb code keeps its frame pointer there) */
+static long sys3(long nr, long a, long b, long c)
+{
+	register long r7 __asm__("r7") = nr;
+	register long r0 __asm__("r0") = a;
+	register long r1 __asm__("r1") = b;
+	register long r2 __asm__("r2") = c;
+
+	__asm__ volatile ("svc 0" : "+r"(r0) : "r"(r7), "r"(r1), "r"(r2) :
+			  "memory");
+	return r0;
+}
+
+__asm__(".text\n.globl _start\n_start:\n"
+	"	mov fp, #0\n"
+	"	mov r0, sp\n"
+	"	bic sp, sp, #15\n"
+	"	bl start_c\n"
+	"	udf #0\n");
 #else
-#error "vs32 is built with -m32 or -mx32"
+#error "vs32 is built with -m32, -mx32 or for 32-bit Arm"
 #endif
 
 static unsigned long length(const char *s)

@@ -161,6 +161,7 @@ static int cmd_exe(void)
 	return 0;
 }
 
+#if defined(__x86_64__)
 #define HIGH_JUNK (long)0x7a5f000000000000UL
 
 /* execve through int $0x80 from this 64-bit process: ia32 numbers and
@@ -205,6 +206,14 @@ static int exec_int80(const char *path, char **argv, char **envp)
 			  : "memory");
 	return report_error((int)-ret);
 }
+#else
+/* no int $0x80 outside x86: the 32-bit callers there are programs of
+ * their own (vs32-arm) */
+static int exec_int80(const char *path, char **argv, char **envp)
+{
+	return report_error(ENOSYS);
+}
+#endif
 
 static int cmd_exec(const char *mode, int argc, char **argv)
 {
@@ -247,6 +256,7 @@ static int cmd_exec(const char *mode, int argc, char **argv)
 
 static int cmd_int80_probe(void)
 {
+#if defined(__x86_64__)
 	long ret;
 
 	__asm__ volatile ("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
@@ -254,6 +264,9 @@ static int cmd_int80_probe(void)
 		return report_error(ret < 0 ? (int)-ret : EINVAL);
 	printf("ok\n");
 	return 0;
+#else
+	return report_error(ENOSYS);
+#endif
 }
 
 static int timed_readlink(const char *path)
