@@ -12,6 +12,7 @@ import ctypes
 import errno
 import functools
 import os
+import platform
 import re
 import subprocess
 import threading
@@ -22,6 +23,18 @@ from conftest import Failed, run, YAMA  # noqa: F401 (YAMA: for the tests)
 NOBODY = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
           "--clear-groups", "--"]
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+
+# What differs by architecture (the suite runs on x86-64 and arm64): the
+# system's own dynamic loader, and the 32-bit callers of tests/helpers/
+# vs32.c (i386 and x32 on x86-64, AArch32 on arm64).  int80 is the ia32
+# execve from a 64-bit process, which only x86 has.
+MACHINE = platform.machine()
+SYSTEM_LOADER = {"x86_64": "/lib64/ld-linux-x86-64.so.2",
+                 "aarch64": "/lib/ld-linux-aarch64.so.1"}[MACHINE]
+ABIS_32 = {"x86_64": ["i386", "x32"], "aarch64": ["arm"]}[MACHINE]
+COMPAT_CALLERS = (["int80"] if MACHINE == "x86_64" else []) + ABIS_32
+# execve(2)'s number in the native ABI, as /proc/PID/syscall shows it
+NR_EXECVE = {"x86_64": "59", "aarch64": "221"}[MACHINE]
 # How long a test lets an attack run before it ends it (the assertion is
 # about 1 s; this only decides how much of today's damage the message
 # measures).  VARSYMFS_ATTACK_WAIT=120 shows the whole of it.
@@ -221,6 +234,9 @@ def abi_missing(build, abi):
         return (f"x32 processes do not run in this kernel ({how}): Debian's "
                 "kernels have x32 built in but off; boot with syscall.x32=y "
                 "on the kernel command line to run this row")
+    if abi == "arm":
+        return (f"AArch32 processes do not run in this kernel ({how}): it "
+                "has no CONFIG_COMPAT, or the CPU no AArch32 at EL0")
     return (f"i386 processes do not run in this kernel ({how}): the host "
             "disables IA32 emulation; this row runs in the guests "
             "(scripts/vm-run)")

@@ -10,6 +10,8 @@ Rows are callers, each run by the unprivileged user nobody:
   i386              a 32-bit i386 process (tests/helpers/vs32.c)
   x32               an x32 process (off in Debian's kernels unless booted
                     with syscall.x32=y: those cells skip and say so)
+  arm               on arm64, in place of the three above: an AArch32
+                    process (tests/helpers/vs32.c, svc 0)
 Cells:
   setuid loader     a setuid-root program whose PT_INTERP crosses the link,
                     LOADER=evil in the caller's own environment and in the
@@ -46,7 +48,8 @@ import tempfile
 
 import pytest
 
-from attack import YAMA, abi_missing, gcc_program
+from attack import ABIS_32, COMPAT_CALLERS, SYSTEM_LOADER, YAMA, \
+    abi_missing, gcc_program
 from conftest import exec_mode, execve_decides, needs_real_root, Failed, \
     Mount, run, yama_scope
 
@@ -54,8 +57,8 @@ pytestmark = [pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root to make setuid programs"),
               needs_real_root]
 
-CALLERS = ["execve", "execveat-dirfd", "execveat-empty", "int80", "i386",
-           "x32"]
+NATIVE_CALLERS = ["execve", "execveat-dirfd", "execveat-empty"]
+CALLERS = NATIVE_CALLERS + COMPAT_CALLERS
 
 
 def pytest_generate_tests(metafunc):
@@ -111,8 +114,7 @@ class World:
         # loaders: good is the real one, evil the fake that says its euid
         self.good = os.path.join(self.dir, "good")
         self.evil = os.path.join(self.dir, "evil")
-        for d, src in ((self.good, os.path.realpath(
-                "/lib64/ld-linux-x86-64.so.2")),
+        for d, src in ((self.good, os.path.realpath(SYSTEM_LOADER)),
                        (self.evil, os.path.join(build, "fake-loader"))):
             os.mkdir(d, 0o755)
             shutil.copy(src, os.path.join(d, "ld.so"))
@@ -133,7 +135,7 @@ class World:
             f.write(f"#!{self.universe_mount.link}/bin/interp exe\n")
         os.chmod(self.script, 0o755)
         self.suid32 = {}
-        for abi in ("i386", "x32"):
+        for abi in ABIS_32:
             dst = os.path.join(self.dir, f"vs32-{abi}-suid")
             shutil.copy(os.path.join(build, f"vs32-{abi}"), dst)
             os.chown(dst, 0, 0)
@@ -167,7 +169,7 @@ class World:
         path = os.path.join(directory, name)
         env = list(envp)
         tail = ["--", path] + list(args)
-        if caller in ("i386", "x32"):
+        if caller in ABIS_32:
             return [os.path.join(self.build, f"vs32-{caller}"), "exec"] + \
                 env + tail
         mode = caller
@@ -218,7 +220,7 @@ def blind(m):
 def test_setuid_loader_is_never_the_callers(world, build, caller, yama):
     """A setuid-root program's dynamic loader behind the link: the real one
     runs, whatever the caller's environment and envp say."""
-    if caller not in ("execve", "execveat-dirfd", "execveat-empty"):
+    if caller not in NATIVE_CALLERS:
         need(build, caller)
     evil = f"LOADER={world.evil}"
     p = world.exec_as_nobody(caller, {"LOADER": world.evil}, [evil],
@@ -248,7 +250,8 @@ def test_envp_chooses_the_program(world, build, impl, caller, yama):
                f"{other}: the program run should be {want}'s")
 
 
-@pytest.mark.parametrize("caller", ["execve", "execveat-dirfd", "int80"])
+@pytest.mark.parametrize("caller", ["execve", "execveat-dirfd"] +
+                         COMPAT_CALLERS[:1])
 def test_envp_chooses_the_program_after_a_kept_answer(world, build, impl,
                                                       caller, yama):
     """(a) again, from a thread that has just read the link with its own
@@ -276,7 +279,7 @@ def test_unprivileged_programs_loader(world, build, impl, caller, yama):
     LOADER=evil: the execve rule (the fake loader runs as nobody), the
     caller's own LOADER under ptrace_scope 3 with the FUSE program's exec
     hooks, the real loader without them."""
-    if caller not in ("execve", "execveat-dirfd", "execveat-empty"):
+    if caller not in NATIVE_CALLERS:
         need(build, caller)
     for own in (world.good, world.evil):
         p = world.exec_as_nobody(caller, {"LOADER": own},
@@ -297,7 +300,7 @@ def test_unprivileged_programs_loader(world, build, impl, caller, yama):
 def test_envp_chooses_the_script_interpreter(world, build, impl, caller,
                                              yama):
     """(c) A #! script whose interpreter is behind the link: envp's."""
-    if caller not in ("execve", "execveat-dirfd", "execveat-empty"):
+    if caller not in NATIVE_CALLERS:
         need(build, caller)
     for this, other in (("att", "ucb"), ("ucb", "att")):
         want = chosen(world.universe_mount, this, other)
@@ -309,7 +312,7 @@ def test_envp_chooses_the_script_interpreter(world, build, impl, caller,
                f"{other}: the interpreter run should be {want}'s")
 
 
-@pytest.mark.parametrize("abi", ["i386", "x32"])
+@pytest.mark.parametrize("abi", ABIS_32)
 def test_32bit_readlink_own_environment(world, build, impl, abi, yama):
     """(d) A 32-bit process's own value (its auxv is 32-bit pairs)."""
     need(build, abi)
@@ -321,7 +324,7 @@ def test_32bit_readlink_own_environment(world, build, impl, abi, yama):
            f"{abi} readlink with its own UNIVERSE=att")
 
 
-@pytest.mark.parametrize("abi", ["i386", "x32"])
+@pytest.mark.parametrize("abi", ABIS_32)
 def test_32bit_setuid_readlink_gets_the_default(world, build, abi, yama):
     """(d) The same 32-bit program, setuid root, run by nobody: default."""
     need(build, abi)

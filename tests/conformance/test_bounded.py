@@ -48,7 +48,7 @@ import time
 import pytest
 
 from attack import (WAIT, Bg, Stall, kernel_log, kill_pid, new_problems,
-                    opens_program_first, syscall_of)
+                    NR_EXECVE, opens_program_first, syscall_of)
 from conftest import execve_decides, needs_real_root, Failed, Mount, \
     mounted_at, run
 
@@ -181,11 +181,11 @@ def test_k1_execs_in_flight_do_not_stop_roots_execs(impl, build, stall,
             failed = {int(s.split()[1]): s.split()[2] for s in
                       storm.text().splitlines() if s.startswith("fail ")}
             in_flight = [pid for pid in children if pid not in failed and
-                         syscall_of(pid) == "59"]
+                         syscall_of(pid) == NR_EXECVE]
             if len(in_flight) + len(failed) == 200:
                 time.sleep(0.5)
                 if len([pid for pid in in_flight
-                        if syscall_of(pid) == "59"]) == len(in_flight):
+                        if syscall_of(pid) == NR_EXECVE]) == len(in_flight):
                     break
             if time.monotonic() > deadline:
                 raise Failed(f"after 60 s, {len(in_flight)} execs in flight "

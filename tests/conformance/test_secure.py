@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from attack import Bg, gcc_program
+from attack import SYSTEM_LOADER, Bg, gcc_program
 from conftest import exec_mode, execve_decides, mounted_at, needs_real_root, \
     run, setuid_copy, wait_for
 
@@ -77,7 +77,7 @@ def test_file_capabilities_count_too(varsymfs, probe, public_dir):
 
 def loader_universes(public_dir, build):
     """Universe 'good' holds the real loader, 'evil' a fake one."""
-    real = os.path.realpath("/lib64/ld-linux-x86-64.so.2")
+    real = os.path.realpath(SYSTEM_LOADER)
     roots = {}
     for name, src in (("good", real),
                       ("evil", os.path.join(build, "fake-loader"))):

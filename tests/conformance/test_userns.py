@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from attack import gcc_program
+from attack import SYSTEM_LOADER, gcc_program
 from conftest import IN_USERNS, Failed, run
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -120,7 +120,7 @@ def loader_world(build, where):
     ld = os.path.join(where, "ld")
     os.mkdir(ld)
     os.chmod(ld, 0o755)
-    for name, src in (("good", os.path.realpath("/lib64/ld-linux-x86-64.so.2")),
+    for name, src in (("good", os.path.realpath(SYSTEM_LOADER)),
                       ("evil", os.path.join(build, "fake-loader-shadow"))):
         os.makedirs(os.path.join(where, name), mode=0o755)
         shutil.copy(src, os.path.join(where, name, "ld.so"))
