@@ -263,7 +263,7 @@ check: deps-test deps-kmod deps-fuzz deps-package deps-arm64
 
 # Debian's arm64 kernels, in arm64 guests (qemu-system-aarch64, TCG): the
 # whole suite against the module as root and as nobody, the FUSE cases,
-# DKMS and make deb there (about N minutes); make check runs a part.
+# DKMS and make deb there (about 70 minutes); make check runs a part.
 check-arm64: deps-test deps-arm64 deps-package
 	@$(MAKE) --no-print-directory kmod-arm64 arm64
 	@VARSYMFS_ARM64=1 scripts/check arm64
