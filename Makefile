@@ -266,7 +266,7 @@ check: deps-test deps-kmod deps-fuzz deps-package deps-arm64
 # DKMS and make deb there (about 70 minutes); make check runs a part.
 check-arm64: deps-test deps-arm64 deps-package
 	@$(MAKE) --no-print-directory kmod-arm64 arm64
-	@VARSYMFS_ARM64=1 scripts/check arm64
+	@scripts/check arm64
 
 # The module's conformance suite in a guest of each kernel; with NEWEST=1,
 # of whatever Debian ships today, so a new kernel's breakage shows the day
