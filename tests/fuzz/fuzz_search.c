@@ -29,6 +29,8 @@ struct run {
 	size_t list_len, pos;	/* where the next probe may match */
 	unsigned int tries, found_at, from_value;
 	size_t value_end;	/* list[0, value_end) is the value's */
+	size_t value_cap;	/* where its VARSYM_SEARCH_DIRS_MAX-th absolute
+				 * entry ends: the search goes no further */
 	char last[VARSYM_PATH_MAX];
 };
 
@@ -63,12 +65,16 @@ static int probe(void *ctx, const char *path)
 	dlen = len - r->name_len - 1;
 	/* the next absolute entry of the list that gives this DIR */
 	for (;;) {
-		const char *e = r->list + r->pos;
-		const char *colon;
+		const char *e, *colon;
 		size_t elen;
 
+		/* past the value's last searched entry: the fallback's turn
+		 * (the fallback may name a directory the value names later) */
+		if (r->pos >= r->value_cap && r->pos < r->value_end)
+			r->pos = r->value_end;
 		if (r->pos >= r->list_len)
 			abort();	/* probed what no entry names */
+		e = r->list + r->pos;
 		colon = memchr(e, ':', r->list_len - r->pos);
 		elen = colon ? (size_t)(colon - e) : r->list_len - r->pos;
 		r->pos += elen + 1;
@@ -81,6 +87,22 @@ static int probe(void *ctx, const char *path)
 	}
 	memcpy(r->last, path, len + 1);
 	return ++r->tries == r->found_at;
+}
+
+/* The end of the VARSYM_SEARCH_DIRS_MAX-th absolute entry of list[0, len). */
+static size_t value_cap(const char *list, size_t len)
+{
+	unsigned int n = 0;
+	size_t i = 0, end;
+
+	while (i < len) {
+		for (end = i; end < len && list[end] != ':'; end++)
+			;
+		if (end > i && list[i] == '/' && ++n == VARSYM_SEARCH_DIRS_MAX)
+			return end;
+		i = end + 1;
+	}
+	return len;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -126,6 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memcpy(list, v, cut);
 	r.value_end = cut;
+	r.value_cap = value_cap(list, cut);
 	memcpy(list + cut, ":/fb1:/fb2//:/", 14);
 	r.list = list;
 	r.list_len = cut + 14;
