@@ -120,7 +120,14 @@ def test_moved_environment(varsymfs, probe, impl):
     """prctl(PR_SET_MM_ENV_*) moves the area after a first readlink.  The
     kernel keys its answers by the area's bounds: the new bytes count.  The
     daemon hears of no such move (no process event tells it) and keeps the
-    answer it captured, as docs/SPEC.md section 4 allows until the next execve."""
+    answer it captured, as docs/SPEC.md section 4 allows until the next execve.
+
+    The daemon does not keep every answer (fuse/cache.c): not one computed
+    while an exec or exit anywhere on the machine was reported, nor given a
+    follow it read while its caller was still on its CPU.  Those read the
+    moved area, as SPEC section 4 also allows.  In a 6.1 guest, 1 run in 300
+    did so on an idle host and 33 in 300 beside two busy loops: so each run
+    may give either, and one run of at most RUNS must show the kept one."""
     if os.getuid() != 0:
         pytest.skip("PR_SET_MM needs CAP_SYS_RESOURCE")
     m = varsymfs("UNIVERSE,default=/dflt")
@@ -132,12 +139,17 @@ def test_moved_environment(varsymfs, probe, impl):
     if impl == "kernel":
         assert line == "ok /moved"
         assert moved("OTHER=/x") == "ok /dflt"
-    else:
-        assert line == "ok /att"
-        assert moved("OTHER=/x") == "ok /att"
-        # the next process reads the area it was given
-        assert probe.readlink(m.link, env={"UNIVERSE": "/next"}) == \
-            "ok /next"
+        return
+    RUNS = 20
+    for entry, read_again in (("UNIVERSE=/moved", "ok /moved"),
+                              ("OTHER=/x", "ok /dflt")):
+        seen = [line] if entry == "UNIVERSE=/moved" else []
+        while len(seen) < RUNS and "ok /att" not in seen:
+            seen.append(moved(entry))
+        assert set(seen) <= {"ok /att", read_again}, seen
+        assert "ok /att" in seen, f"no answer kept in {RUNS} runs: {seen}"
+    # the next process reads the area it was given
+    assert probe.readlink(m.link, env={"UNIVERSE": "/next"}) == "ok /next"
 
 
 def test_unmapped_environment_is_unset(varsymfs, probe):
