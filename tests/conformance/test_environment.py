@@ -123,9 +123,9 @@ def test_moved_environment(varsymfs, probe, impl):
     answer it captured, as docs/SPEC.md section 4 allows until the next execve.
 
     The daemon does not keep every answer (fuse/cache.c): not one computed
-    while an exec or exit anywhere on the machine was reported, nor given a
-    follow it read while its caller was still on its CPU.  Those read the
-    moved area, as SPEC section 4 also allows.  In a 6.1 guest, 1 run in 300
+    while an exec or exit anywhere on the machine was reported; nor does it
+    answer from the cache a follow it reads while its caller is still on its
+    CPU.  Those read the moved area, as SPEC section 4 also allows.  In a 6.1 guest, 1 run in 300
     did so on an idle host and 33 in 300 beside two busy loops: so each run
     may give either, and one run of at most RUNS must show the kept one."""
     if os.getuid() != 0:
