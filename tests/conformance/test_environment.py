@@ -125,9 +125,10 @@ def test_moved_environment(varsymfs, probe, impl):
     The daemon does not keep every answer (fuse/cache.c): not one computed
     while an exec or exit anywhere on the machine was reported; nor does it
     answer from the cache a follow it reads while its caller is still on its
-    CPU.  Those read the moved area, as SPEC section 4 also allows.  In a 6.1 guest, 1 run in 300
-    did so on an idle host and 33 in 300 beside two busy loops: so each run
-    may give either, and one run of at most RUNS must show the kept one."""
+    CPU.  Those read the moved area, as SPEC section 4 also allows.  In a
+    6.1 guest, 1 run in 300 did so on an idle host and 33 in 300 beside two
+    busy loops: so each run may give either, and one run of at most RUNS
+    must show the kept one."""
     if os.getuid() != 0:
         pytest.skip("PR_SET_MM needs CAP_SYS_RESOURCE")
     m = varsymfs("UNIVERSE,default=/dflt")
@@ -141,9 +142,8 @@ def test_moved_environment(varsymfs, probe, impl):
         assert moved("OTHER=/x") == "ok /dflt"
         return
     RUNS = 20
-    for entry, read_again in (("UNIVERSE=/moved", "ok /moved"),
-                              ("OTHER=/x", "ok /dflt")):
-        seen = [line] if entry == "UNIVERSE=/moved" else []
+    for entry, read_again, seen in (("UNIVERSE=/moved", "ok /moved", [line]),
+                                    ("OTHER=/x", "ok /dflt", [])):
         while len(seen) < RUNS and "ok /att" not in seen:
             seen.append(moved(entry))
         assert set(seen) <= {"ok /att", read_again}, seen
