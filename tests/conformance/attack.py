@@ -35,6 +35,8 @@ ABIS_32 = {"x86_64": ["i386", "x32"], "aarch64": ["arm"]}[MACHINE]
 COMPAT_CALLERS = (["int80"] if MACHINE == "x86_64" else []) + ABIS_32
 # execve(2)'s number in the native ABI, as /proc/PID/syscall shows it
 NR_EXECVE = {"x86_64": "59", "aarch64": "221"}[MACHINE]
+# readlink(2): glibc's readlink() is readlinkat on arm64 (which has no other)
+NR_READLINK = {"x86_64": "89", "aarch64": "78"}[MACHINE]
 # How long a test lets an attack run before it ends it (the assertion is
 # about 1 s; this only decides how much of today's damage the message
 # measures).  VARSYMFS_ATTACK_WAIT=120 shows the whole of it.
@@ -186,7 +188,7 @@ class Stall:
     """A never-answering FUSE file system (tests/helpers/stallfs.c) mounted
     by the unprivileged user nobody through the setuid fusermount3."""
 
-    def __init__(self, build, parent, slow=(), hang=()):
+    def __init__(self, build, parent, slow=(), hang=(), more=()):
         self.dir = os.path.join(parent, "stall")
         os.mkdir(self.dir)
         os.chown(self.dir, 65534, 65534)
@@ -196,6 +198,7 @@ class Stall:
             argv += ["--slow", s]
         for h in hang:
             argv += ["--hang", h]
+        argv += list(more)
         argv.append(self.dir)
         self.bg = Bg(argv, env=dict(SBIN), user="nobody")
         if not self.bg.wait_line(lambda s: s == "mounted", 15):
@@ -205,6 +208,12 @@ class Stall:
 
     def held_read(self):
         return self.bg.find(lambda s: s.startswith("held READ"))
+
+    def tell(self, line):
+        """A line on stallfs's standard input: "release" answers every
+        held FLUSH and GETATTR, "hold-getattr" holds the --exe files'."""
+        self.bg.p.stdin.write(line.encode() + b"\n")
+        self.bg.p.stdin.flush()
 
     def abort(self):
         """Kills the server: the kernel aborts its connection and every

@@ -370,10 +370,11 @@ def stall(build, public_dir):
     if mode & 0o006 != 0o006:
         os.chmod("/dev/fuse", 0o666)
 
-    def make(slow=(), hang=()):
+    def make(slow=(), hang=(), more=()):
+        """more: stallfs's other options (--exe, --slow-read...)."""
         d = tempfile.mkdtemp(prefix="stall-", dir=public_dir)
         os.chmod(d, 0o755)
-        s = Stall(build, d, slow, hang)
+        s = Stall(build, d, slow, hang, more)
         made.append(s)
         return s
 

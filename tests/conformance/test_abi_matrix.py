@@ -333,3 +333,23 @@ def test_32bit_setuid_readlink_gets_the_default(world, build, abi, yama):
             env={"UNIVERSE": world.root["att"]}, user="nobody")
     expect(p, f"ok {world.root['dflt']}\n", 0,
            f"setuid-root {abi} readlink run by nobody with UNIVERSE=att")
+
+
+def test_a_stack_below_4_gib_is_no_32bit_abi(world, build, yama):
+    """Security round 4: any process may move where its stack starts with
+    prctl(PR_SET_MM_MAP), below 4 GiB included, without a capability.
+    Taken for the mark of a 32-bit program, it made arm64's execve (221)
+    read as another AArch32 call, and the setuid program's loader walk
+    inside it followed the caller's own environment: the fake loader ran
+    as root.  The ABI is the kernel's own fact, never the stack's place."""
+    evil = f"LOADER={world.evil}"
+    p = run([os.path.join(build, "vsattack"), "exec", "execve,low-stack",
+             evil, "--", world.suid], env={"LOADER": world.evil},
+            user="nobody")
+    if not p.out.startswith("stack 0x"):
+        raise Failed("start_stack was not moved below 4 GiB:\n"
+                     f"{p.cmd}\n{p.out}{p.err}")
+    expect(p, p.out.splitlines()[0] + "\nreal euid=0\n", 0,
+           "a caller whose stack starts below 4 GiB: the setuid program's "
+           "loader was not the default's (a fake loader run as root is a "
+           "root exploit)")

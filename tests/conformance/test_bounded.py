@@ -23,6 +23,12 @@ is in place, and asserts what must hold meanwhile:
               each an exec with an envp string in the stalled file: root's
               readlink says its own value within 1 s, root's exec runs its
               own universe's program
+  D6  daemon  search mode: 8 uids of one user's namespace, 4 callers each
+              searching a PATH directory on the user's FUSE mount that
+              never answers: root's search within 1 s
+  D7  daemon  search mode: a caller whose program sits on the user's FUSE
+              mount, which holds every GETATTR of it: root's readlink
+              through the search mount within 1 s
   K2  kernel  the D3 area, then readlink: answered within 1 s (the scan
               stops at 6 MiB); and a long scan made of what is allowed (a
               template of 400 variables over a 6 MiB area): SIGKILL during
@@ -47,7 +53,8 @@ import time
 
 import pytest
 
-from attack import (WAIT, Bg, Stall, kernel_log, kill_pid, new_problems,
+from attack import (NR_READLINK, WAIT, Bg, Stall, kernel_log, kill_pid,
+                    new_problems,
                     NR_EXECVE, opens_program_first, syscall_of)
 from conftest import execve_decides, needs_real_root, Failed, Mount, \
     mounted_at, run
@@ -504,6 +511,179 @@ def test_d5_subordinate_uids_are_one_owner(impl, build, stall, root_mount,
         f"D5: root's exec of {m.link}/bin/prog with UNIVERSE={mine} ran "
         f"{exe!r} (status {ran.returncode}), not its own universe's "
         f"program{extra}")
+
+
+# ---- D6: one user's uids share the workers --------------------------------
+
+D6_UIDS, D6_PER_UID = 8, 4
+
+
+def user_allow_other(public_dir):
+    """/etc/fuse.conf with user_allow_other, bound over it (the guests'
+    /etc is read-only); returns how to put it back."""
+    if not os.path.exists("/etc/fuse.conf"):
+        pytest.skip("no /etc/fuse.conf to allow allow_other in")
+    conf = os.path.join(public_dir, "fuse.conf")
+    with open("/etc/fuse.conf") as f, open(conf, "w") as g:
+        g.write(f.read() + "\nuser_allow_other\n")
+    sbin = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    run(["mount", "--bind", conf, "/etc/fuse.conf"], env=sbin, check=True)
+    return lambda: run(["umount", "/etc/fuse.conf"], env=sbin, check=True)
+
+
+def test_d6_subordinate_uids_share_two_workers(impl, build, stall, nix,
+                                               public_dir):
+    """Security round 4: the daemon's workers run at most two jobs of
+    one user at once.  Counted by raw uid, 8 of one user's subordinate uids
+    with slow callers took all 16 workers, and root's cache miss waited
+    behind them (1.0 to 4.3 s in a 6.12 guest).  Counted by the owner of
+    the caller's outermost user namespace, as stuck readers are, they are
+    one user: root is answered at once.
+
+    A slow caller here is a search through a PATH directory on the user's
+    own FUSE mount (allow_other, as /etc/fuse.conf's user_allow_other
+    lets users mount), whose LOOKUP is never answered: the worker searching
+    for it waits with it, as docs/SECURITY.md says (two of one user's)."""
+    daemon_only(impl)
+    usr_bin = nix.usr_bin
+    restore = user_allow_other(public_dir)
+    attacker = root = None
+    children = []
+    try:
+        st = stall(hang=["h"], more=["--allow-other"])
+        prog = os.path.join(public_dir, "d6-caller")
+        shutil.copy(vsattack(build), prog)
+        os.chmod(prog, 0o755)
+        helper = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "userns_run.py")
+        attacker = Bg(["/usr/bin/python3", helper, D6_UIDS, D6_PER_UID,
+                       "--", prog, "timed-readlink",
+                       os.path.join(usr_bin.dir, "tool{n}")],
+                      env={"PATH": os.path.join(st.dir, "h")})
+        got = attacker.wait_line(lambda s: s.startswith(("unshared", "err")),
+                                 30)
+        if got and got[1] == "err unshare 1":
+            pytest.skip("nobody may not create a user namespace here "
+                        "(unshare: EPERM)")
+        if not got or not got[1].startswith("unshared"):
+            raise Failed("no user namespace as nobody:\n"
+                         + attacker.describe())
+        ns_pid = int(got[1].split()[1])
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{ns_pid}/{name}", "w") as f:
+                f.write("0 100000 64\n")
+        attacker.p.stdin.write(b"go\n")
+        attacker.p.stdin.flush()
+        if not attacker.wait_line(lambda s: s == "forked", 60):
+            raise Failed("the callers did not start:\n" + attacker.describe())
+        children = [int(s.split()[1]) for s in attacker.text().splitlines()
+                    if s.startswith("child ")]
+        # in place: the user's server holds a LOOKUP, and every caller
+        # waits in readlink
+        deadline = time.monotonic() + 60
+        while True:
+            waiting = [pid for pid in children
+                       if syscall_of(pid) == NR_READLINK]
+            if len(waiting) == len(children) and \
+                    st.bg.find(lambda s: s == "held LOOKUP h"):
+                break
+            if time.monotonic() > deadline:
+                raise Failed(f"attack not in place: {len(waiting)} of "
+                             f"{len(children)} callers in readlink after "
+                             "60 s:\n" + st.bg.describe())
+            time.sleep(0.1)
+        time.sleep(0.5)
+        asked = time.monotonic()
+        root = Bg([vsattack(build), "timed-readlink",
+                   os.path.join(usr_bin.dir, "env")], env=nix.env(),
+                  stdin=False)
+        got = root.wait_line(answer, WAIT)
+        ended = time.monotonic()
+    finally:
+        try:
+            st.abort()
+        except NameError:
+            pass
+        if attacker:
+            attacker.end()
+        for pid in children:
+            kill_pid(pid)
+        if root:
+            root.end()
+        restore()
+    print(f"\nD6: {len(children)} callers of {D6_UIDS} uids of one user's "
+          f"namespace held; root: {got and got[1]}")
+    assert got, (f"D6: root's readlink through the search mount got no "
+                 f"answer within {WAIT:.0f} s while {len(children)} callers "
+                 f"of {D6_UIDS} uids of one user waited")
+    fields = got[1].split()
+    assert fields[:2] == ["ok", os.path.join(nix.profile, "env")] and \
+        float(fields[-1]) < LIMIT, (got[1], ended - asked)
+
+
+# ---- D7: the thread that reads requests stats nothing a caller chose -------
+
+def test_d7_search_callers_program_on_a_held_mount(impl, build, stall, nix,
+                                                   public_dir):
+    """Security round 4: to tell a search's own walks from its callers',
+    the thread that reads requests looked at /proc/TID/exe of each caller
+    (and /proc/TID/root): a stat through the caller's program, which the
+    caller may run from a FUSE mount of its own whose GETATTR it holds.
+    Then the whole search mount hung: root's readlink 6 ms before, no answer
+    at 5 s during.  Nothing a caller controls may block that thread."""
+    daemon_only(impl)
+    usr_bin = nix.usr_bin
+    prog_copy = os.path.join(public_dir, "d7-prog")
+    shutil.copy(vsattack(build), prog_copy)
+    os.chmod(prog_copy, 0o755)
+    restore = user_allow_other(public_dir)
+    caller = root = None
+    try:
+        st = stall(more=["--allow-other", "--exe", f"prog:{prog_copy}"])
+        caller = Bg([os.path.join(st.dir, "prog"), "after-line",
+                     "timed-readlink", os.path.join(usr_bin.dir, "sh")],
+                    env=nix.env(), user="nobody")
+        if not caller.wait_line(lambda s: s == "waiting", 30):
+            raise Failed("the caller did not start from the user's mount:\n"
+                         + caller.describe())
+        st.tell("hold-getattr")
+        caller.p.stdin.write(b"go\n")
+        caller.p.stdin.flush()
+        # in place when the caller has its answer, or the server holds a
+        # GETATTR of the caller's program
+        deadline = time.monotonic() + 10
+        while not st.bg.find(lambda s: s == "held GETATTR prog") and \
+                not caller.find(answer):
+            if time.monotonic() > deadline:
+                raise Failed("the caller's readlink neither ended nor held "
+                             "a GETATTR:\n" + caller.describe())
+            time.sleep(0.02)
+        held = st.bg.find(lambda s: s == "held GETATTR prog")
+        asked = time.monotonic()
+        root = Bg([vsattack(build), "timed-readlink",
+                   os.path.join(usr_bin.dir, "env")], env=nix.env(),
+                  stdin=False)
+        got = root.wait_line(answer, WAIT)
+        ended = time.monotonic()
+    finally:
+        try:
+            st.tell("release")
+        except (OSError, NameError):
+            pass
+        if caller:
+            caller.end()
+        if root:
+            root.end()
+        restore()
+    print(f"\nD7: GETATTR of the caller's program "
+          f"{'held' if held else 'never asked'}; root: {got and got[1]}")
+    assert got, ("D7: root's readlink through the search mount got no answer "
+                 f"within {WAIT:.0f} s while a caller's program's GETATTR "
+                 f"was held\ncaller:\n{caller.describe()}\n"
+                 f"server:\n{st.bg.describe()}")
+    fields = got[1].split()
+    assert fields[:2] == ["ok", os.path.join(nix.profile, "env")] and \
+        float(fields[-1]) < LIMIT, (got[1], ended - asked)
 
 
 # ---- K2: killable ----------------------------------------------------------

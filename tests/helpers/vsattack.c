@@ -21,14 +21,38 @@
  *                                "err ERRNO" if it returns; with
  *                                VSATTACK_PRIME=LINK in its own environment,
  *                                it first readlink(2)s LINK twice, so that
- *                                an answer for this thread is kept
+ *                                an answer for this thread is kept.  MODE
+ *                                may end in modifiers, each done just
+ *                                before the exec:
+ *                                  ,uring      an io_uring read of an empty
+ *                                              pipe left in flight across
+ *                                              the exec ("uring in flight")
+ *                                  ,low-stack  start_stack moved below
+ *                                              4 GiB with PR_SET_MM_MAP
+ *                                              ("stack ADDR")
+ *   vsattack as-pid PID MODE [ENV...] -- PATH [ARG...]
+ *                                fork until a child gets PID (children with
+ *                                another pid exit at once); that child says
+ *                                "got PID after N forks", waits for a line
+ *                                on standard input, then does `exec MODE
+ *                                ...`; "err EAGAIN" after 200000 forks
+ *   vsattack pids-past N         fork children that exit at once until one
+ *                                gets a pid above N ("pid PID after K forks")
+ *   vsattack tid-handoff FILE PATH
+ *                                a second thread opens FILE (O_CLOEXEC) and
+ *                                execve(PATH) with an empty envp: the exec
+ *                                gives up that thread's tid for its
+ *                                leader's, then closes FILE ("thread TID
+ *                                leader PID" before the exec)
  *   vsattack int80-probe         "ok" if int $0x80 works here (else dies)
+ *   vsattack after-line CMD...   print "waiting", wait for a line on
+ *                                standard input, then do `vsattack CMD...`
  *   vsattack timed-readlink PATH readlink(2): "ok TARGET SECONDS" or
  *                                "err ERRNO SECONDS"
- *   vsattack envp-stall PATH FILE SWAP_MS
+ *   vsattack envp-stall PATH FILE SWAP_MS [PAGE]
  *                                execve(PATH) with one envp string inside a
- *                                shared mapping of FILE (never touched by
- *                                us); SWAP_MS > 0: the string is ordinary
+ *                                shared mapping of FILE's page PAGE (default
+ *                                0, read alone; never touched by us); SWAP_MS > 0: the string is ordinary
  *                                memory at first and a thread maps FILE over
  *                                it SWAP_MS later, for kernels that copy
  *                                envp before they walk PATH (before 6.8)
@@ -38,13 +62,16 @@
  *                                array holds one small string at first and a
  *                                thread fills it SWAP_MS later
  *   vsattack env-area zero MIB PATH
- *   vsattack env-area file FILE PATH
+ *   vsattack env-area file FILE PATH [PAGE]
+ *   vsattack env-area fd FD PATH [PAGE]
  *                                prctl(PR_SET_MM, PR_SET_MM_MAP) with every
  *                                current value but the environment, which
  *                                becomes MIB MiB of untouched anonymous
  *                                memory (MAP_NORESERVE), or one page of a
- *                                shared mapping of FILE; then readlink(PATH)
- *                                as timed-readlink does
+ *                                shared mapping of FILE or of the open
+ *                                descriptor FD (its page PAGE, default 0,
+ *                                read alone: MADV_RANDOM); then readlink(PATH) as
+ *                                timed-readlink does
  *   vsattack storm N PATH        N children each execve(PATH); a child
  *                                whose execve fails prints "fail PID ERRNO";
  *                                then the parent reaps them forever
@@ -85,6 +112,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/io_uring.h>
 #include <linux/prctl.h>
 
 #include "errno_name.h"
@@ -102,6 +130,8 @@ static int report_error(int e)
 	printf("err %s\n", errno_name(e));
 	return 1;
 }
+
+static int stat_fields(unsigned long long *f, int max);
 
 static int usage(void)
 {
@@ -215,7 +245,91 @@ static int exec_int80(const char *path, char **argv, char **envp)
 }
 #endif
 
-static int cmd_exec(const char *mode, int argc, char **argv)
+/*
+ * An io_uring read of an empty pipe, left in flight: an exec then runs the
+ * task's pending task work early, in io_uring_task_cancel(), from inside
+ * begin_new_exec() (docs/SECURITY.md, round 4).  Raw system calls: no
+ * liburing.
+ */
+static int leave_uring_in_flight(void)
+{
+	static char byte;
+	struct io_uring_params p = { 0 };
+	struct io_uring_sqe *sqe;
+	unsigned int *tail, *mask, *array;
+	int ring, pipefd[2];
+	char *sq;
+
+	if (pipe(pipefd))
+		return -1;
+	ring = syscall(__NR_io_uring_setup, 4, &p);
+	if (ring < 0)
+		return -1;
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
+		  IORING_OFF_SQ_RING);
+	sqe = mmap(NULL, p.sq_entries * sizeof(*sqe), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || sqe == MAP_FAILED)
+		return -1;
+	tail = (unsigned int *)(sq + p.sq_off.tail);
+	mask = (unsigned int *)(sq + p.sq_off.ring_mask);
+	array = (unsigned int *)(sq + p.sq_off.array);
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_READ;
+	sqe->fd = pipefd[0];
+	sqe->addr = (unsigned long)&byte;
+	sqe->len = 1;
+	array[*tail & *mask] = 0;
+	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, ring, 1, 0, 0, NULL, 0) != 1)
+		return -1;
+	printf("uring in flight\n");
+	return 0;
+}
+
+static int set_mm_map(unsigned long env_start, unsigned long env_end,
+		      unsigned long start_stack);
+
+/*
+ * start_stack below 4 GiB, which any process may set (PR_SET_MM_MAP): it
+ * says nothing of the ABI, and nothing may take it for a 32-bit program.
+ */
+static int move_stack_low(void)
+{
+	unsigned long long f[64] = { 0 };
+	void *low = mmap((void *)0x10000000UL, 65536, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0);
+
+	if (low == MAP_FAILED || stat_fields(f, 51))
+		return -1;
+	if (set_mm_map(f[50], f[51], (unsigned long)low + 32768))
+		return -1;
+	printf("stack %#lx\n", (unsigned long)low + 32768);
+	return 0;
+}
+
+/* "MODE,MOD,...": the modifiers done, MODE cut to its name; or -1. */
+static int exec_modifiers(char *mode)
+{
+	char *mod = strchr(mode, ','), *next;
+
+	if (mod)
+		*mod++ = '\0';
+	for (; mod; mod = next) {
+		next = strchr(mod, ',');
+		if (next)
+			*next++ = '\0';
+		if (!strcmp(mod, "uring") ? leave_uring_in_flight() :
+		    !strcmp(mod, "low-stack") ? move_stack_low() :
+		    (errno = EINVAL, -1))
+			return -1;
+	}
+	return 0;
+}
+
+static int cmd_exec(char *mode, int argc, char **argv)
 {
 	char **envp = argv, **args, *path, *prime, target[PATH_MAX];
 	int i;
@@ -231,6 +345,8 @@ static int cmd_exec(const char *mode, int argc, char **argv)
 	for (i = 0; prime && i < 2; i++)
 		if (readlink(prime, target, sizeof(target)) < 0)
 			return report_error(errno);
+	if (exec_modifiers(mode))
+		return report_error(errno);
 	if (!strcmp(mode, "execve")) {
 		execve(path, args, envp);
 	} else if (!strncmp(mode, "execveat-dirfd=", 15)) {
@@ -293,6 +409,7 @@ struct swap {
 	/* envp-stall */
 	void *page;
 	int fd;
+	off_t off;
 	/* envp-huge */
 	char **envp;
 	long count;
@@ -313,8 +430,8 @@ static void *swap_main(void *p)
 
 static void swap_in_file(struct swap *s)
 {
-	if (mmap(s->page, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, s->fd, 0) ==
-	    MAP_FAILED)
+	if (mmap(s->page, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, s->fd,
+		 s->off) == MAP_FAILED)
 		printf("swap failed %s\n", errno_name(errno));
 }
 
@@ -344,7 +461,8 @@ static int exec_with(const char *path, char **envp, struct swap *s)
 	return 1;
 }
 
-static int cmd_envp_stall(const char *path, const char *file, int ms)
+static int cmd_envp_stall(const char *path, const char *file, int ms,
+			  long pageno)
 {
 	static struct swap s;
 	char *envp[2] = { NULL, NULL };
@@ -359,7 +477,11 @@ static int cmd_envp_stall(const char *path, const char *file, int ms)
 		if (page != MAP_FAILED)
 			strcpy(page, "UNIVERSE=/ordinary");
 	} else {
-		page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
+			    pageno * 4096);
+		/* no read-ahead: each page is read alone, when it is touched */
+		if (page != MAP_FAILED)
+			madvise(page, 4096, MADV_RANDOM);
 	}
 	if (page == MAP_FAILED)
 		return report_error(errno);
@@ -367,7 +489,7 @@ static int cmd_envp_stall(const char *path, const char *file, int ms)
 		return report_error(errno);
 	envp[0] = page;
 	s = (struct swap){ .ms = ms, .fn = swap_in_file, .page = page,
-			   .fd = fd };
+			   .fd = fd, .off = pageno * 4096 };
 	return exec_with(path, envp, &s);
 }
 
@@ -430,7 +552,12 @@ static int stat_fields(unsigned long long *f, int max)
 	return i > max ? 0 : -1;
 }
 
-static int set_env_area(unsigned long start, unsigned long end)
+/*
+ * PR_SET_MM_MAP with every current value but the environment area and
+ * where the stack starts; checked against what the kernel shows after.
+ */
+static int set_mm_map(unsigned long env_start, unsigned long env_end,
+		      unsigned long start_stack)
 {
 	unsigned long long f[64] = { 0 };
 	struct prctl_mm_map map;
@@ -441,24 +568,35 @@ static int set_env_area(unsigned long start, unsigned long end)
 		.start_code = f[26], .end_code = f[27],
 		.start_data = f[45], .end_data = f[46],
 		.start_brk = f[47], .brk = (unsigned long)sbrk(0),
-		.start_stack = f[28],
+		.start_stack = start_stack,
 		.arg_start = f[48], .arg_end = f[49],
-		.env_start = start, .env_end = end,
+		.env_start = env_start, .env_end = env_end,
 		.auxv = NULL, .auxv_size = 0, .exe_fd = (__u32)-1,
 	};
 	if (prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&map,
 		  sizeof(map), 0))
 		return -1;
-	/* the attack is in place only if the kernel now shows the new area */
-	if (stat_fields(f, 51) || f[50] != start || f[51] != end) {
+	/* the attack is in place only if the kernel now shows the new map */
+	if (stat_fields(f, 51) || f[50] != env_start || f[51] != env_end ||
+	    f[28] != start_stack) {
 		errno = EPROTO;
 		return -1;
 	}
+	return 0;
+}
+
+static int set_env_area(unsigned long start, unsigned long end)
+{
+	unsigned long long f[64] = { 0 };
+
+	if (stat_fields(f, 51) || set_mm_map(start, end, f[28]))
+		return -1;
 	printf("moved %#lx %#lx\n", start, end);
 	return 0;
 }
 
-static int cmd_env_area(const char *kind, const char *what, const char *path)
+static int cmd_env_area(const char *kind, const char *what, const char *path,
+			long page)
 {
 	size_t len;
 	char *area;
@@ -467,13 +605,16 @@ static int cmd_env_area(const char *kind, const char *what, const char *path)
 		len = strtoull(what, NULL, 10) << 20;
 		area = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
 			    MAP_NORESERVE, -1, 0);
-	} else if (!strcmp(kind, "file")) {
-		int fd = open(what, O_RDONLY);
+	} else if (!strcmp(kind, "file") || !strcmp(kind, "fd")) {
+		int fd = !strcmp(kind, "fd") ? atoi(what) : open(what, O_RDONLY);
 
 		if (fd < 0)
 			return report_error(errno);
 		len = 4096;
-		area = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+		area = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, page * 4096);
+		/* no read-ahead: each page is read alone, when it is touched */
+		if (area != MAP_FAILED)
+			madvise(area, len, MADV_RANDOM);
 	} else {
 		return usage();
 	}
@@ -521,6 +662,88 @@ static int cmd_storm(int n, const char *path)
 		else if (pid > 0)
 			printf("reaped %d %d\n", (int)pid, status);
 	}
+}
+
+/* ---- a tid given up, and handed out again ------------------------------ */
+
+static char *handoff_file, *handoff_path;
+
+static void *handoff_main(void *arg)
+{
+	char *argv[] = { handoff_path, NULL }, *envp[] = { NULL };
+	int fd = open(handoff_file, O_RDONLY | O_CLOEXEC);
+
+	(void)arg;
+	if (fd < 0) {
+		report_error(errno);
+		exit(1);
+	}
+	printf("thread %d leader %d\n", (int)gettid(), (int)getpid());
+	execve(handoff_path, argv, envp);
+	report_error(errno);
+	exit(1);
+}
+
+static int cmd_tid_handoff(char *file, char *path)
+{
+	pthread_t t;
+
+	handoff_file = file;
+	handoff_path = path;
+	if (pthread_create(&t, NULL, handoff_main, NULL))
+		return report_error(EAGAIN);
+	for (;;)
+		pause();	/* the exec ends this thread */
+}
+
+/* Forks children that exit at once until one's pid is above past. */
+static int cmd_pids_past(pid_t past)
+{
+	long forks;
+
+	for (forks = 1; forks <= 200000; forks++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid < 0)
+			return report_error(errno);
+		waitpid(pid, NULL, 0);
+		if (pid > past) {
+			printf("pid %d after %ld forks\n", (int)pid, forks);
+			return 0;
+		}
+	}
+	return report_error(EAGAIN);
+}
+
+static int cmd_as_pid(pid_t want, int argc, char **argv)
+{
+	long forks;
+
+	for (forks = 1; forks <= 200000; forks++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			if (getpid() != want)
+				_exit(0);
+			char c;
+
+			printf("got %d after %ld forks\n", (int)want, forks);
+			/* a line on standard input: go */
+			while (read(0, &c, 1) == 1 && c != '\n')
+				;
+			return cmd_exec(argv[0], argc - 1, argv + 1);
+		}
+		if (pid < 0)
+			return report_error(errno);
+		if (pid == want) {
+			waitpid(pid, NULL, 0);
+			return 0;
+		}
+		waitpid(pid, NULL, 0);
+	}
+	return report_error(EAGAIN);
 }
 
 /* ---- walkers ---------------------------------------------------------- */
@@ -667,6 +890,14 @@ int main(int argc, char *argv[])
 	const char *cmd = argc > 1 ? argv[1] : "";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(cmd, "after-line") && argc > 2) {
+		char c;
+
+		printf("waiting\n");
+		while (read(0, &c, 1) == 1 && c != '\n')
+			;
+		return main(argc - 1, argv + 1);
+	}
 	if (!strcmp(cmd, "exe"))
 		return cmd_exe();
 	if (!strcmp(cmd, "exec") && argc > 3)
@@ -675,13 +906,21 @@ int main(int argc, char *argv[])
 		return cmd_int80_probe();
 	if (!strcmp(cmd, "timed-readlink") && argc == 3)
 		return timed_readlink(argv[2]);
-	if (!strcmp(cmd, "envp-stall") && argc == 5)
-		return cmd_envp_stall(argv[2], argv[3], atoi(argv[4]));
+	if (!strcmp(cmd, "envp-stall") && (argc == 5 || argc == 6))
+		return cmd_envp_stall(argv[2], argv[3], atoi(argv[4]),
+				      argc == 6 ? atol(argv[5]) : 0);
 	if (!strcmp(cmd, "envp-huge") && argc == 6)
 		return cmd_envp_huge(argv[2], atol(argv[3]), atol(argv[4]),
 				     atoi(argv[5]));
-	if (!strcmp(cmd, "env-area") && argc == 5)
-		return cmd_env_area(argv[2], argv[3], argv[4]);
+	if (!strcmp(cmd, "env-area") && (argc == 5 || argc == 6))
+		return cmd_env_area(argv[2], argv[3], argv[4],
+				    argc == 6 ? atol(argv[5]) : 0);
+	if (!strcmp(cmd, "pids-past") && argc == 3)
+		return cmd_pids_past(atoi(argv[2]));
+	if (!strcmp(cmd, "as-pid") && argc > 4)
+		return cmd_as_pid(atoi(argv[2]), argc - 3, argv + 3);
+	if (!strcmp(cmd, "tid-handoff") && argc == 4)
+		return cmd_tid_handoff(argv[2], argv[3]);
 	if (!strcmp(cmd, "storm") && argc == 4)
 		return cmd_storm(atoi(argv[2]), argv[3]);
 	if (!strcmp(cmd, "walk") && argc >= 5)

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Security round 4: the state each implementation keeps about an exec in
+flight, attacked by the unprivileged user nobody (docs/SECURITY.md).
+
+  tid    FUSE with its exec hooks: a non-leader thread's exec gives up its
+         tid early (de_thread) and commits late (a FLUSH of a close-on-exec
+         file, held by nobody's own FUSE server); the tid is handed out
+         again, to nobody's exec of a setuid-root program whose loader
+         crosses a variant link.  No state about that exec may be found,
+         changed or deleted through the number: the real loader runs.
+         Today's records were keyed by tid, and the held commit deleted the
+         setuid exec's: FAKE-LOADER euid=0.
+
+Each test sets its attack up, checks it is in place, then judges the
+answer; everything is ended in a finaliser, by pid.
+"""
+import os
+import shutil
+import time
+
+import pytest
+
+from attack import SYSTEM_LOADER, Bg, gcc_program, kill_pid, \
+    opens_program_first
+from conftest import Failed, exec_mode, needs_real_root, run
+
+pytestmark = [pytest.mark.skipif(os.getuid() != 0,
+                                 reason="needs root: the attacker is nobody"),
+              needs_real_root]
+
+PID_MAX = "/proc/sys/kernel/pid_max"
+# a wrap of the pid space must be quick under TCG; 4096 is the reviewer's
+SMALL_PID_MAX = 4096
+SLOW_MS = 1500          # the slow links' hold (kernels before 6.8)
+SWAP_MS = 300           # when a blocker moves its envp string, during it
+BLOCKERS = 6            # of 600 ms each, two at a time: 1.8 s of queue
+
+
+def loaders(public_dir, build):
+    """good/ld.so is the real loader, evil/ld.so the fake that says its
+    euid and exits 42."""
+    roots = {}
+    for name, src in (("good", os.path.realpath(SYSTEM_LOADER)),
+                      ("evil", os.path.join(build, "fake-loader"))):
+        root = os.path.join(public_dir, name)
+        os.makedirs(root, exist_ok=True)
+        os.chmod(root, 0o755)
+        shutil.copy(src, os.path.join(root, "ld.so"))
+        os.chmod(os.path.join(root, "ld.so"), 0o755)
+        roots[name] = root
+    return roots
+
+
+def waits_on_fuse(pid):
+    """Whether pid sleeps in a FUSE request (its kernel stack says so)."""
+    try:
+        with open(f"/proc/{pid}/stack") as f:
+            return "request_wait_answer" in f.read()
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def small_pid_max():
+    with open(PID_MAX) as f:
+        before = f.read().strip()
+    with open(PID_MAX, "w") as f:
+        f.write(str(SMALL_PID_MAX))
+    yield
+    with open(PID_MAX, "w") as f:
+        f.write(before)
+
+
+def test_a_freed_tid_carries_no_exec_state(impl, varsymfs, build, public_dir,
+                                           stall, small_pid_max):
+    if impl != "fuse":
+        pytest.skip("the FUSE program's exec hooks (the module's state is "
+                    "owned by the task: test_kernel.py)")
+    roots = loaders(public_dir, build)
+    m = varsymfs(f"LOADER,default={roots['good']}")
+    if exec_mode(m) != "exec hooks":
+        pytest.skip("needs the exec hooks (a BPF LSM program: the guests); "
+                    "without them every walk inside an execve is secure")
+    exe = gcc_program(public_dir, m.link + "/ld.so", "suid-prog")
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o4755)
+    # nobody's server: holds the FLUSH, and answers each READ of its file
+    # 600 ms late (under the daemon's 1 s budget: no reader gets stuck);
+    # before 6.8 a slow link holds each blocker's walk while its envp
+    # string moves into the file (test_bounded.py, D1)
+    first = opens_program_first()
+    st = stall(slow=[] if first else
+               [f"slow{i}:{m.link}/ld.so:{SLOW_MS}" for i in range(BLOCKERS)],
+               more=["--hold-flush", "--slow-read", "600"])
+    # pids wrap to 300 (RESERVED_PIDS): the tid to be freed must be above
+    run([os.path.join(build, "vsattack"), "pids-past", "400"], check=True)
+    attacker = Bg([os.path.join(build, "vsattack"), "tid-handoff", st.file,
+                   "/bin/true"], user="nobody")
+    victim = None
+    blockers = []
+    try:
+        got = attacker.wait_line(lambda s: s.startswith("thread "), 30)
+        if not got or not st.bg.wait_line(lambda s: s == "held FLUSH", 30):
+            raise Failed("the exec's commit is not held:\n" +
+                         attacker.describe() + "\n" + st.bg.describe())
+        freed = int(got[1].split()[1])
+        if not 300 <= freed < SMALL_PID_MAX:
+            raise Failed(f"the freed tid {freed} is not one a wrap of "
+                         f"pid_max={SMALL_PID_MAX} hands out again")
+        # the tid is free again: a child of nobody's gets it
+        victim = Bg([os.path.join(build, "vsattack"), "as-pid", str(freed),
+                     "execve", f"LOADER={roots['evil']}", "--", exe],
+                    user="nobody")
+        if not victim.wait_line(lambda s: s.startswith("got "), 300):
+            raise Failed(f"no process got the freed tid {freed}:\n"
+                         + victim.describe())
+        # nobody's two workers busy for seconds (execs whose envp string
+        # the daemon reads from a slow page each, two at a time): the
+        # setuid exec's loader walk waits in the daemon's queue behind them
+        for i in range(BLOCKERS):
+            page = 64 * i
+            path = m.link + "/ld.so" if first else \
+                os.path.join(st.dir, f"slow{i}")
+            blockers.append(Bg([os.path.join(build, "vsattack"),
+                                "envp-stall", path, st.file,
+                                0 if first else SWAP_MS, page],
+                               user="nobody"))
+        deadline = time.monotonic() + 10 + SLOW_MS / 1000
+        while st.bg.text().count("slow READ") < 2:
+            if time.monotonic() > deadline:
+                raise Failed("nobody's workers are not busy:\n" +
+                             st.bg.describe())
+            time.sleep(0.01)
+        victim.p.stdin.write(b"go\n")
+        victim.p.stdin.flush()
+        # its loader walk is queued once it waits for the daemon
+        deadline = time.monotonic() + 10
+        while not waits_on_fuse(freed) and victim.p.poll() is None:
+            if time.monotonic() > deadline:
+                raise Failed("the setuid exec's loader walk never waited "
+                             "for the daemon:\n" + victim.describe())
+            time.sleep(0.01)
+        reads = st.bg.text().count("slow READ")
+        st.tell("release")      # now the held commit
+        status = victim.wait(60)
+    finally:
+        st.tell("release")
+        for b in blockers:
+            b.end()
+        if victim:
+            victim.end()
+        attacker.end()
+        kill_pid(attacker.pid)
+    out = victim.text()
+    print(f"\ntid {freed}: {out}\n{reads} of {BLOCKERS} slow reads begun "
+          "when the commit was released")
+    assert reads < BLOCKERS, "the loader walk was not behind the blockers"
+
+    assert "FAKE-LOADER" not in out, \
+        "a setuid program's loader was chosen by its caller:\n" + \
+        victim.describe()
+    assert "real euid=0" in out and status == 0, victim.describe()
