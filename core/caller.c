@@ -196,34 +196,15 @@ int varsym_scan_envp(const struct varsym_mem *m, struct varsym_env_scan *s,
  *	address of its address space)
  *
  * A 32-bit program (ia32, x32, or any compat program on a 64-bit kernel)
- * lives below 4 GiB, a 64-bit one never does; its auxiliary vector and
- * pointers are of this size.
+ * lives below 4 GiB, a 64-bit one never does; its auxiliary vector is
+ * made of words of this size.  Only for reading that vector: any process
+ * may move where its stack starts (PR_SET_MM_MAP) and lie about its own,
+ * never about a setuid program's.  The ABI of a system call is never
+ * guessed so (core/execve_nrs.h).
  *
  * Return: 4 or 8.
  */
 unsigned int varsym_word_size(unsigned long long addr)
 {
 	return addr >> 32 ? 8 : 4;
-}
-
-/* The mode bits of POSIX, the same on every system */
-#define MODE_SETUID 04000
-#define MODE_SETGID 02000
-#define MODE_GROUP_EXEC 00010
-
-/**
- * varsym_gains_privileges - does executing a file raise privileges?
- * @mode: the file's mode
- * @has_caps: it has file capabilities
- *
- * Setuid, or setgid with group execute (without it, the setgid bit marks
- * mandatory locking, and execve ignores it, as fs/exec.c does), or file
- * capabilities.
- */
-bool varsym_gains_privileges(unsigned int mode, bool has_caps)
-{
-	return (mode & MODE_SETUID) ||
-	       (mode & (MODE_SETGID | MODE_GROUP_EXEC)) ==
-	       (MODE_SETGID | MODE_GROUP_EXEC) ||
-	       has_caps;
 }

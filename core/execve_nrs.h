@@ -14,8 +14,12 @@
 
 /*
  * System-call ABIs whose execve numbers the core knows.  The kernel tells
- * which ABI a call came in by; the daemon on x86 cannot, and asks about
- * all three at once (VARSYM_ABI_X86).
+ * which ABI a call came in by (the module asks it, the daemon's BPF
+ * program reads it: never from anything the process may change).  The
+ * daemon without its BPF program cannot, and asks about every ABI of the
+ * machine at once (VARSYM_ABI_X86, VARSYM_ABI_ARM64): a number that is
+ * execve in one of them is execve, which only ever costs a walk the
+ * execve rule (it is doubt, never another process's answer).
  */
 enum varsym_abi {
 	VARSYM_ABI_UNKNOWN,	/* none of these: any call may be execve */
@@ -25,6 +29,7 @@ enum varsym_abi {
 	VARSYM_ABI_X32,		/* numbers with VARSYM_X32_BIT set */
 	VARSYM_ABI_X86,		/* one of the three above */
 	VARSYM_ABI_ARM32,	/* AArch32 (EABI) processes on arm64 */
+	VARSYM_ABI_ARM64,	/* arm64's: the build's own, or AArch32 */
 };
 
 #define VARSYM_X32_BIT 0x40000000L
@@ -35,6 +40,17 @@ struct varsym_execve {
 	unsigned int ptr_size;
 };
 
+/* Whether one of the machine's ABIs, one, is among several, any. */
+static inline int varsym_abi_within(enum varsym_abi one, enum varsym_abi any)
+{
+	if (any == VARSYM_ABI_X86)
+		return one == VARSYM_ABI_X86_64 || one == VARSYM_ABI_IA32 ||
+		       one == VARSYM_ABI_X32;
+	if (any == VARSYM_ABI_ARM64)
+		return one == VARSYM_ABI_NATIVE || one == VARSYM_ABI_ARM32;
+	return 0;
+}
+
 /**
  * varsym_execve_call - is system call @nr execve(2) or execveat(2)?
  * @abi: the ABI the call came in by
@@ -44,7 +60,9 @@ struct varsym_execve {
  * The numbers are the ABIs' own, the same on every kernel; NATIVE's are
  * the build's.  ia32's 11 is also x86-64's munmap, which never walks a
  * path: a host that cannot tell the two ABIs apart (VARSYM_ABI_X86)
- * counts it as execve.
+ * counts it as execve.  AArch32's 11 is also arm64's listxattr, which
+ * does: VARSYM_ABI_ARM64 counts it as execve too, and the host takes a
+ * listxattr through a variant link for a walk inside an execve.
  *
  * Return: 1 and @call filled when it is; 0 when it is not; -1 when @abi
  * is not one the core knows (then any call may be).
@@ -75,13 +93,23 @@ static inline int varsym_execve_call(enum varsym_abi abi, long nr,
 	for (i = 0; i < ARRAY_SIZE(nrs); i++) {
 		if (nrs[i].nr != nr)
 			continue;
-		if (nrs[i].abi != abi && (abi != VARSYM_ABI_X86 ||
-					  nrs[i].abi == VARSYM_ABI_NATIVE))
+		if (nrs[i].abi != abi && !varsym_abi_within(nrs[i].abi, abi))
 			continue;
 		*call = nrs[i].call;
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * A user pointer of an ABI whose pointers are ptr_size bytes, from a
+ * 64-bit register: a 32-bit ABI reads only the low half (int $0x80 from
+ * a 64-bit process may leave anything in the upper one).
+ */
+static inline unsigned long long varsym_user_ptr(unsigned long long reg,
+						 unsigned int ptr_size)
+{
+	return ptr_size == 4 ? (unsigned int)reg : reg;
 }
 
 #endif /* VARSYM_EXECVE_NRS_H */

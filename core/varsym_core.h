@@ -17,6 +17,7 @@
 
 #include "varsym_port.h"
 #include "execve_nrs.h"
+#include "exec_rule.h"
 
 #define VARSYM_NAME_MAX 255	/* longest variable name, in bytes */
 #define VARSYM_NEST_MAX 8	/* deepest ${...} nesting in a template */
@@ -443,19 +444,9 @@ int varsym_scan_envp(const struct varsym_mem *m, struct varsym_env_scan *s,
 		     unsigned long long envp, unsigned int ptr_size);
 
 /*
- * A user pointer of an ABI whose pointers are ptr_size bytes, from a
- * 64-bit register: a 32-bit ABI reads only the low half (int $0x80 from
- * a 64-bit process may leave anything in the upper one).
+ * 4 or 8: a program with an address above 4 GiB is a 64-bit one.  For
+ * reading its auxiliary vector only: never the ABI of a system call.
  */
-static inline unsigned long long varsym_user_ptr(unsigned long long reg,
-						 unsigned int ptr_size)
-{
-	return ptr_size == 4 ? (unsigned int)reg : reg;
-}
-
-/* 4 or 8: a program with an address above 4 GiB is a 64-bit one. */
 unsigned int varsym_word_size(unsigned long long addr);
-/* Setuid, setgid with group execute, or file capabilities. */
-bool varsym_gains_privileges(unsigned int mode, bool has_caps);
 
 #endif /* VARSYM_CORE_H */

@@ -1386,6 +1386,13 @@ static void test_execve_calls(void)
 		{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVE, 1, 2, sizeof(long) },
 		{ VARSYM_ABI_NATIVE, VARSYM_NR_EXECVEAT, 1, 3, sizeof(long) },
 		{ VARSYM_ABI_NATIVE, -1, 0, 0, 0 },
+		/* arm64's two ABIs at once: AArch32's 11 (arm64's listxattr) */
+		{ VARSYM_ABI_ARM64, 11, 1, 2, 4 },
+		{ VARSYM_ABI_ARM64, 387, 1, 3, 4 },
+		{ VARSYM_ABI_ARM64, VARSYM_NR_EXECVE, 1, 2, sizeof(long) },
+		{ VARSYM_ABI_ARM64, VARSYM_NR_EXECVEAT, 1, 3, sizeof(long) },
+		{ VARSYM_ABI_ARM64, 358, 0, 0, 0 },	/* ia32's execveat */
+		{ VARSYM_ABI_ARM64, -1, 0, 0, 0 },
 		{ VARSYM_ABI_UNKNOWN, 59, -1, 0, 0 },
 		{ VARSYM_ABI_UNKNOWN, 0, -1, 0, 0 },
 	};
@@ -1430,30 +1437,159 @@ static void test_word_size(void)
 		      (unsigned long long)rows[i].addr, rows[i].word);
 }
 
-static void test_gains_privileges(void)
+/* ---- the exec rule (core/exec_rule.h) ---- */
+
+/* Short names for the tables' cells. */
+#define N VARSYM_NO
+#define Y VARSYM_YES
+#define U VARSYM_UNKNOWN
+#define NOTHING VARSYM_GAINS_NOTHING
+#define GAINS VARSYM_GAINS_PRIVILEGES
+#define UNREAD VARSYM_CAPS_UNREAD
+#define NONE VARSYM_ENV_NONE
+#define AREA VARSYM_ENV_AREA
+#define ENVP VARSYM_ENV_ENVP
+#define SECURE VARSYM_ENV_SECURE
+#define OUT VARSYM_EXEC_NONE
+#define PROGRAM VARSYM_EXEC_PROGRAM
+#define INTERP VARSYM_EXEC_INTERP
+#define PRIV VARSYM_EXEC_PRIVILEGED
+#define DOUBT VARSYM_EXEC_DOUBT
+
+static void test_exec_file_privilege(void)
 {
 	static const struct {
 		unsigned int mode;
-		bool caps, gains;
+		enum varsym_tri honours, caps;
+		bool secureexec;
+		enum varsym_privilege want;
+		const char *why;
 	} rows[] = {
-		{ 0100755, false, false },
-		{ 0104755, false, true },	/* setuid */
-		{ 0104700, false, true },	/* setuid, whoever runs it */
-		{ 0102755, false, true },	/* setgid, group execute */
-		{ 0102010, false, true },
-		{ 0102745, false, false },	/* mandatory locking */
-		{ 0102000, false, false },
-		{ 0106755, false, true },
-		{ 0100755, true, true },	/* file capabilities */
-		{ 0101777, false, false },	/* sticky */
+		{ 0100755, Y, N, false, NOTHING, "plain file, no capabilities" },
+		{ 0100755, Y, U, false, UNREAD, "plain file, capabilities unread" },
+		{ 0100755, U, U, false, UNREAD, "the module: namespace unknown" },
+		{ 0100755, Y, Y, false, GAINS, "file capabilities" },
+		{ 0104755, Y, U, false, GAINS, "setuid" },
+		{ 0104700, Y, U, false, GAINS, "setuid, whoever runs it" },
+		{ 0104755, U, U, false, GAINS, "setuid, namespace unknown" },
+		{ 0102755, Y, N, false, GAINS, "setgid, group execute" },
+		{ 0102010, Y, N, false, GAINS, "setgid, group execute only" },
+		{ 0102745, Y, N, false, NOTHING, "setgid without group execute" },
+		{ 0102000, Y, N, false, NOTHING, "mandatory locking" },
+		{ 0106755, Y, N, false, GAINS, "setuid and setgid" },
+		{ 0101777, Y, N, false, NOTHING, "sticky" },
+		{ 0104755, N, U, false, NOTHING, "setuid on a nosuid mount" },
+		{ 0100755, N, Y, false, NOTHING, "capabilities on a nosuid mount" },
+		{ 0104755, N, N, true, GAINS, "nosuid, but an LSM's secureexec" },
+		{ 0100755, Y, N, true, GAINS, "an LSM's secureexec" },
+		{ 0100755, U, Y, false, GAINS, "capabilities, namespace unknown" },
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		check(varsym_gains_privileges(rows[i].mode, rows[i].caps) ==
-		      rows[i].gains, "gains_privileges(%#o, caps %d) != %d",
-		      rows[i].mode, rows[i].caps, rows[i].gains);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct varsym_exec_file f = {
+			.mode = rows[i].mode, .honours_ids = rows[i].honours,
+			.caps = rows[i].caps, .secureexec = rows[i].secureexec,
+		};
+
+		check(varsym_exec_file_privilege(&f) == rows[i].want,
+		      "exec_file_privilege: %s (mode %#o)", rows[i].why,
+		      rows[i].mode);
+	}
 }
+
+static void test_exec_may_run(void)
+{
+	check(varsym_exec_may_run(false, false), "ordinary exec runs");
+	check(varsym_exec_may_run(false, true), "setuid exec, no walk followed");
+	check(varsym_exec_may_run(true, false),
+	      "unprivileged exec whose loader followed its caller runs");
+	check(!varsym_exec_may_run(true, true),
+	      "an exec made privileged after its loader followed its caller");
+}
+
+/*
+ * One row per fact set each layer can produce (the module; the daemon
+ * with its exec hooks, without them, serving only its owner) and per
+ * place in an execve: where the variables come from, and what is kept.
+ */
+static void test_walk_plan(void)
+{
+	static const struct {
+		const char *layer;
+		bool kthread;
+		enum varsym_tri secure;
+		enum varsym_exec_phase exec;
+		bool envp_known, serves_others;
+		enum varsym_env_from from;
+		bool keep, check;
+	} rows[] = {
+		/* the module: every mount serves others, AT_SECURE known */
+		{ "kernel", true, N, OUT, false, true, NONE, false, false },
+		{ "kernel", false, N, OUT, false, true, AREA, true, false },
+		{ "kernel", false, Y, OUT, false, true, SECURE, true, false },
+		{ "kernel", false, Y, PROGRAM, true, true, SECURE, false, false },
+		{ "kernel", false, N, PROGRAM, true, true, ENVP, false, false },
+		{ "kernel", false, N, PROGRAM, false, true, AREA, false, false },
+		{ "kernel", false, N, INTERP, true, true, ENVP, false, true },
+		{ "kernel", false, N, INTERP, false, true, AREA, false, true },
+		{ "kernel", false, N, PRIV, true, true, SECURE, false, false },
+		{ "kernel", false, N, DOUBT, true, true, SECURE, false, false },
+		/* the daemon with its exec hooks, serving every user */
+		{ "hooks", false, N, OUT, false, true, AREA, true, false },
+		{ "hooks", false, U, OUT, false, true, SECURE, false, false },
+		{ "hooks", false, Y, INTERP, true, true, SECURE, false, false },
+		{ "hooks", false, N, PROGRAM, true, true, ENVP, false, false },
+		{ "hooks", false, N, INTERP, true, true, ENVP, false, true },
+		{ "hooks", false, N, PRIV, true, true, SECURE, false, false },
+		{ "hooks", false, N, DOUBT, true, true, SECURE, false, false },
+		{ "hooks", true, U, DOUBT, false, true, NONE, false, false },
+		/* without them: inside an execve cannot be placed */
+		{ "syscall", false, N, OUT, false, true, AREA, true, false },
+		{ "syscall", false, N, DOUBT, true, true, SECURE, false, false },
+		{ "syscall", false, N, DOUBT, false, true, SECURE, false, false },
+		{ "syscall", false, U, DOUBT, false, true, SECURE, false, false },
+		/* serving only its owner: doubt is the caller's own choice */
+		{ "owner", false, N, OUT, false, false, AREA, true, false },
+		{ "owner", false, N, DOUBT, true, false, ENVP, false, false },
+		{ "owner", false, N, DOUBT, false, false, AREA, false, false },
+		{ "owner", false, U, OUT, false, false, SECURE, false, false },
+		{ "owner", false, Y, OUT, false, false, SECURE, true, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct varsym_walk_facts f = {
+			.kthread = rows[i].kthread, .secure = rows[i].secure,
+			.exec = rows[i].exec, .envp_known = rows[i].envp_known,
+			.serves_others = rows[i].serves_others,
+		};
+		struct varsym_walk w = varsym_walk_plan(&f);
+
+		check(w.from == rows[i].from && w.keep == rows[i].keep &&
+		      w.check_interp == rows[i].check,
+		      "walk_plan row %zu (%s): from %d keep %d check %d, "
+		      "want %d %d %d", i, rows[i].layer, w.from, w.keep,
+		      w.check_interp, rows[i].from, rows[i].keep,
+		      rows[i].check);
+	}
+}
+
+#undef N
+#undef Y
+#undef U
+#undef NOTHING
+#undef GAINS
+#undef UNREAD
+#undef NONE
+#undef AREA
+#undef ENVP
+#undef SECURE
+#undef OUT
+#undef PROGRAM
+#undef INTERP
+#undef PRIV
+#undef DOUBT
 
 /* ---- one home for what every implementation does alike ---- */
 
@@ -1735,7 +1871,9 @@ int main(void)
 	test_scans();
 	test_execve_calls();
 	test_word_size();
-	test_gains_privileges();
+	test_exec_file_privilege();
+	test_exec_may_run();
+	test_walk_plan();
 	test_opts_text();
 	test_mount_only();
 	test_link_target();
