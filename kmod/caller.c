@@ -4,16 +4,10 @@
  *
  * A link is always resolved in the context of the process walking it, so
  * its environment is user memory of current->mm: we copy it with the user
- * copy primitives, never dereference it.  Which bytes count (docs/SPEC.md
- * "Which environment" and "Secure-exec processes"):
- *
- *  - a kernel thread has no environment: every variable is unset;
- *  - a process started with AT_SECURE is secure: every variable is unset;
- *  - inside execve(2), the walk of the program's own path, and of an
- *    interpreter of a program that gains no privilege, reads the envp
- *    passed to that execve; every other walk inside execve resolves as
- *    secure (exec.c tells which is which, whatever the system call's ABI);
- *  - otherwise the [env_start, env_end) area recorded at exec.
+ * copy primitives, never dereference it.  Which bytes count is the core's
+ * rule (varsym_walk_plan(), core/exec_rule.h); this file gathers its
+ * facts: a kernel thread, AT_SECURE, where in an execve (exec.c, and the
+ * system call for the program's own path from 6.8), execve's envp.
  *
  * The core's scans (core/caller.c) bound every read by what execve itself
  * accepts (VARSYM_ENV_MAX in all, MAX_ARG_STRLEN per string): anything past
@@ -157,13 +151,23 @@ static ssize_t varsymfs_getenv(void *ctx, const char *name, size_t name_len,
 	};
 	int err;
 
-	if (c->source == VARSYMFS_ENV_NONE)
-		return -ENOENT;
-	varsym_env_scan_init(&s, name, name_len, buf, size);
-	if (c->source == VARSYMFS_ENV_EXECVE)
+	switch (c->walk.from) {
+	case VARSYM_ENV_ENVP:
+		/* execve(path, argv, NULL): an empty environment */
+		if (!c->envp.ptr)
+			return -ENOENT;
+		varsym_env_scan_init(&s, name, name_len, buf, size);
 		err = varsym_scan_envp(&m, &s, c->envp.ptr, c->envp.ptr_size);
-	else
+		break;
+	case VARSYM_ENV_AREA:
+		if (c->env_start >= c->env_end)
+			return -ENOENT;
+		varsym_env_scan_init(&s, name, name_len, buf, size);
 		err = varsym_scan_area(&m, &s, c->env_start, c->env_end);
+		break;
+	default:
+		return -ENOENT;
+	}
 	if (err)
 		return err;
 	return varsym_env_scan_result(&s);
@@ -173,14 +177,50 @@ static ssize_t varsymfs_getenv(void *ctx, const char *name, size_t name_len,
  * varsymfs_caller_keeps_answer - may current's answer be cached?
  *
  * True for a user process outside execve: its answer holds until its next
- * execve.  Cheap and lockless: it is asked before every cache lookup.
+ * execve (the core's rule, varsym_walk_plan()).  Cheap and lockless: it is
+ * asked before every cache lookup.
  */
 bool varsymfs_caller_keeps_answer(void)
 {
 	struct varsymfs_envp envp;
+	/*
+	 * Only what the rule's keep depends on: where in an execve needs no
+	 * look at the watch (any phase but none keeps nothing), and AT_SECURE
+	 * is always known to the kernel, whatever its value.
+	 */
+	struct varsym_walk_facts f = {
+		.kthread = !current->mm || (current->flags & PF_KTHREAD),
+		.secure = VARSYM_NO,
+		.exec = current->in_execve || in_execve_syscall(&envp) ?
+			VARSYM_EXEC_DOUBT : VARSYM_EXEC_NONE,
+		.serves_others = true,
+	};
 
-	return current->mm && !(current->flags & PF_KTHREAD) &&
-	       !current->in_execve && !in_execve_syscall(&envp);
+	return varsym_walk_plan(&f).keep;
+}
+
+/* What the core's rule needs to know of current. */
+static void gather_facts(struct varsymfs_caller *c,
+			 struct varsym_walk_facts *f)
+{
+	bool in_call = in_execve_syscall(&c->envp);
+
+	*f = (struct varsym_walk_facts){
+		.kthread = !current->mm || (current->flags & PF_KTHREAD),
+		.secure = VARSYM_NO,
+		.exec = varsymfs_exec_phase(),
+		/* only the call's ABI can hide envp: its memory is ours */
+		.envp_known = in_call,
+		/* a kernel mount serves every process that walks it */
+		.serves_others = true,
+	};
+	if (f->kthread)
+		return;
+	if (varsymfs_mm_secure(current->mm))
+		f->secure = VARSYM_YES;
+	/* from 6.8 the program's own path is walked before in_execve */
+	if (f->exec == VARSYM_EXEC_NONE && in_call)
+		f->exec = VARSYM_EXEC_PROGRAM;
 }
 
 /**
@@ -193,48 +233,31 @@ bool varsymfs_caller_keeps_answer(void)
 int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu)
 {
 	struct mm_struct *mm = current->mm;
+	struct varsym_walk_facts facts;
 
 	*c = (struct varsymfs_caller){
 		.core = { .getenv = varsymfs_getenv, .ctx = c },
 		.rcu = rcu,
 		.rcu_budget = RCU_SCAN_BUDGET,
-		.source = VARSYMFS_ENV_NONE,
 	};
-	if (!mm || (current->flags & PF_KTHREAD))
-		return 0;
-	if (varsymfs_mm_secure(mm)) {
+	gather_facts(c, &facts);
+	c->walk = varsym_walk_plan(&facts);
+	switch (c->walk.from) {
+	case VARSYM_ENV_SECURE:
 		c->core.secure = true;
-		return 0;
-	}
-	switch (varsymfs_exec_walk()) {
-	case VARSYMFS_EXEC_SECURE:
-		c->core.secure = true;
-		return 0;
-	case VARSYMFS_EXEC_INTERP:
-		c->exec_interp = true;
-		fallthrough;
-	case VARSYMFS_EXEC_PROGRAM:
-		/* execve's envp, if this ABI is known; else the area below */
-		if (in_execve_syscall(&c->envp))
-			goto envp;
 		break;
-	case VARSYMFS_EXEC_NONE:
-		/* the program's own path, where it is opened before in_execve */
-		if (in_execve_syscall(&c->envp))
-			goto envp;
+	case VARSYM_ENV_ENVP:
+		if (rcu)
+			return -ECHILD;
+		break;
+	case VARSYM_ENV_AREA:
+		spin_lock(&mm->arg_lock);
+		c->env_start = mm->env_start;
+		c->env_end = mm->env_end;
+		spin_unlock(&mm->arg_lock);
+		break;
+	case VARSYM_ENV_NONE:
 		break;
 	}
-	spin_lock(&mm->arg_lock);
-	c->env_start = mm->env_start;
-	c->env_end = mm->env_end;
-	spin_unlock(&mm->arg_lock);
-	if (c->env_start < c->env_end)
-		c->source = VARSYMFS_ENV_AREA;
-	return 0;
-envp:
-	if (rcu)
-		return -ECHILD;
-	if (c->envp.ptr)	/* execve(path, argv, NULL): empty */
-		c->source = VARSYMFS_ENV_EXECVE;
 	return 0;
 }

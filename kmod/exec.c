@@ -1,44 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * exec.c - what execve(2) is loading, so that a setuid program's loader is
- * never chosen by the user who starts it.
+ * never chosen by the user who starts it (docs/SPEC.md section 5).
  *
  * While execve() opens the interpreter of a program (its dynamic loader,
  * PT_INTERP, a binfmt_misc interpreter, a script's #! line), the process
- * is still the caller: its credentials and environment are the user's, and
- * the program's credentials are installed only later.  A walk through a
- * variant link there must not let the user choose what then runs with the
- * program's privileges.
+ * is still the caller: its credentials and environment are the user's;
+ * the program's credentials are computed only later, in begin_new_exec().
+ * A loadable module cannot be an LSM, so varsymfs follows each exec with
+ * ftrace_ops on four functions, attached while a varsymfs mount exists
+ * (varsymfs_exec_attach) and detached after the last one goes:
  *
- * The kernel calls its LSM hook security_bprm_check() for every file an
- * execve is about to load, the program and then each interpreter, before
- * that file's handler opens the next one: whatever the binary format, and
- * whichever formats were registered first.  A loadable module cannot be an
- * LSM, so varsymfs attaches to that function's entry with an ftrace_ops,
- * the function tracer's interface that livepatch uses.  The ops is
- * PERMANENT, so that nothing turns it off while the module is loaded
- * (sysctl kernel.ftrace_enabled=0 fails with EBUSY); a kprobe there would
- * be the same ftrace call site, but one that debugfs' kprobes/enabled or
- * ftrace_enabled silences without telling anyone.
+ *   prepare_exec_creds()       an exec begins (only exec calls it), before
+ *                              any of its walks but the program's own path
+ *                              from 6.8: its watch is allocated here;
+ *   security_bprm_check()      a file of it, the program and then each
+ *                              interpreter, before its handler opens the
+ *                              next: whether it gains privileges;
+ *   security_bprm_committing_creds()  its credentials are final: the
+ *                              kernel's verdict (core/exec_rule.h), then
+ *                              the watch ends;
+ *   abort_creds()              a failed exec's credentials go.
  *
- * The first file of an execve opens a "watch", which records whether any
- * file of it gains privileges.  A task work item ends the watch when the
- * task returns to user space or exits: a watch lives exactly as long as
- * its execve, so memory follows the execs in flight, whatever their
- * number, and is charged to their memory cgroup.  The hook runs in atomic
- * context: if even an atomic allocation fails, the execve's task is killed
- * before it runs anything, as it would be if the watch had said "secure"
- * and nothing had followed.  The task work also takes the kernel's own
- * verdict, once begin_new_exec() has installed the credentials: an exec
- * whose interpreter followed the caller and which came out privileged (a
- * file made setuid or given capabilities meanwhile) is killed before it
- * runs an instruction.
+ * Inside an execve a walk with no watch is doubt, and resolves as secure:
+ * an exec whose watch could not be allocated, or that began before the
+ * hooks were attached, only loses the execve rule.  Nothing here fails or
+ * kills an exec for its own bookkeeping.
  *
- * The decision never depends on the system call's number or ABI: the
- * watch and the task's in_execve flag are the same for execve, execveat,
- * the 32-bit entry and x32.  Whatever cannot be told for sure (no hook, a
- * walk inside execve with no watch where one must be) resolves as for a
- * secure-exec process.
+ * A watch lives as long as its exec, and no longer than its task: it ends
+ * at the commit, or by a task work item that runs when the task returns
+ * to user space after a failed exec, or exits.  Something else may run
+ * that task work early, inside the exec (io_uring_task_cancel() does, in
+ * begin_new_exec()): then the commit or the failed exec's abort_creds()
+ * ends the watch.  So the verdict is never taken in task work.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -49,12 +43,16 @@
 #include <linux/hash.h>
 #include <linux/list_bl.h>
 #include <linux/module.h>
+#include <linux/mount.h>
+#include <linux/mutex.h>
 #include <linux/rculist_bl.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
+#include <linux/user_namespace.h>
 #include <linux/xattr.h>
 
 #include "varsymfs.h"
@@ -64,40 +62,44 @@
 #define WATCH_FILES 6
 
 /*
- * One execve in flight, from the hook's first call to its return.  Set-id
- * bits and an LSM's secureexec are seen at once; file capabilities, an
- * extended attribute that may take I/O to read, only when a walk through a
- * variant link would follow the caller to another answer than the secure
- * one (rarely): the watch keeps the files.
+ * One execve in flight.  Set-id bits and an LSM's secureexec are seen at
+ * once; file capabilities, an extended attribute that may take I/O to
+ * read, only when a walk would follow the caller to another answer than
+ * the secure one: the watch keeps the files.  Only its own task changes
+ * its fields.
  */
 struct exec_watch {
 	struct callback_head end;	/* the task work, then the RCU head */
 	struct hlist_bl_node node;	/* in watches[] */
-	const struct task_struct *task;	/* identity only, never dereferenced */
-	u64 exec_id;			/* the task's self_exec_id at the start */
+	struct task_struct *task;	/* with a reference */
 	bool privileged;		/* a file of this execve gains privileges */
-	bool caps_checked;		/* files[] were looked at for capabilities */
-	bool chose_interp;		/* an interpreter followed the caller */
-	unsigned int nfiles;		/* files seen; past WATCH_FILES, privileged */
+	bool caps_checked;		/* files[] were read for capabilities */
+	bool followed_caller;		/* an interpreter walk followed it */
+	bool work_queued;		/* the task work will still run */
+	bool listed;			/* in watches[] */
+	unsigned int seen;		/* files checked; past WATCH_FILES, doubt */
+	unsigned int nfiles;		/* files whose capabilities may count */
 	struct file *files[WATCH_FILES];	/* with a reference each */
 };
 
 /*
- * Watches by task.  Each bucket's bit lock serialises insertion and
- * removal; lookups are RCU, and a watch is freed after a grace period.
- * Only its own task changes a watch's fields once it is in the table.
+ * Watches by task.  Each bucket's bit lock serialises insertion, removal,
+ * listed and work_queued; lookups are RCU, and a watch is freed after a
+ * grace period.  A watch is in the table from its exec's start to its end.
  */
 static struct hlist_bl_head watches[1 << WATCH_BITS];
 
-/* The hook is attached: without it every walk inside execve is secure. */
+/* Mounts alive, and whether the hooks are attached: under attach_lock. */
+static DEFINE_MUTEX(attach_lock);
+static unsigned int mounts;
 static bool hooked;
-/*
- * Where the program's own path is walked inside execve (before 6.8), a
- * walk with no watch is that one, once every execve in flight when the
- * hook was attached has a watch of doubt (exec_init).  False if one could
- * not be given.
- */
-static bool program_rule = VARSYMFS_PROGRAM_OPENED_IN_EXECVE;
+
+#ifdef VARSYMFS_FAULT_INJECTION
+/* The tests' build only (make kmod-faults): watches that fail to allocate. */
+static unsigned int fail_watches;
+module_param(fail_watches, uint, 0600);
+MODULE_PARM_DESC(fail_watches, "the next N watches fail to allocate (tests only)");
+#endif
 
 static struct hlist_bl_head *bucket_of(const struct task_struct *task)
 {
@@ -116,159 +118,243 @@ static struct exec_watch *watch_of(const struct task_struct *task)
 	return NULL;
 }
 
-/*
- * Did the execve just done make current privileged?  The kernel's own
- * verdict, taken after begin_new_exec(): AT_SECURE in the new auxiliary
- * vector, or credentials that differ from the real ones.
- */
-static bool exec_made_privileged(void)
+/* current's watch: only current adds or ends it, not while it looks */
+static struct exec_watch *current_watch(void)
 {
-	const struct cred *cred = current_cred();
+	struct exec_watch *w;
 
-	/* still inside it (task work run early): not final, so doubt */
-	if (current->in_execve)
-		return true;
-	return (current->mm && varsymfs_mm_secure(current->mm)) ||
-	       !uid_eq(cred->euid, cred->uid) ||
-	       !gid_eq(cred->egid, cred->gid);
+	rcu_read_lock();
+	w = watch_of(current);
+	rcu_read_unlock();
+	return w;
 }
 
-/*
- * An interpreter of this execve followed the caller's environment because
- * no file of it gained privileges when it was walked; but the kernel
- * decides the credentials only later, in begin_new_exec(), and a file can
- * become setuid or gain a capability meanwhile (a package upgrade does
- * this).  Here, on the way back to user space, the exec is over: if it
- * made the task privileged, the caller's interpreter must not run a
- * single instruction of it.
- */
-static void check_exec_result(struct exec_watch *w)
+static void drop_files(struct exec_watch *w)
 {
-	/*
-	 * An execve that failed before begin_new_exec() (which changes
-	 * self_exec_id) goes back to the old program: nothing of it runs.
-	 */
-	if (!w->chose_interp || (current->flags & PF_EXITING) ||
-	    READ_ONCE(current->self_exec_id) == w->exec_id ||
-	    !exec_made_privileged())
-		return;
-	pr_warn_ratelimited("pid %d: killed: its interpreter was chosen by its caller's environment, and its program gained privileges during the execve\n",
-			    task_pid_nr(current));
-	force_sig(SIGKILL);
-}
-
-/* The task work: the execve is over (returned, or the task exits). */
-static void end_watch(struct callback_head *head)
-{
-	struct exec_watch *w = container_of(head, struct exec_watch, end);
-	struct hlist_bl_head *b = bucket_of(w->task);
 	unsigned int i;
 
-	check_exec_result(w);
-	hlist_bl_lock(b);
-	hlist_bl_del_rcu(&w->node);
-	hlist_bl_unlock(b);
 	for (i = 0; i < w->nfiles; i++)
 		fput(w->files[i]);
+	w->nfiles = 0;
+}
+
+/* After an RCU grace period; the last thing done in this module's code. */
+static void free_watch(struct exec_watch *w)
+{
+	drop_files(w);
+	put_task_struct(w->task);
 	kfree_rcu(w, end);
-	/* the last thing done in this module's code: see exec_exit */
 	module_put(THIS_MODULE);
 }
 
 /*
- * A new watch on task's execve, in the table, ended by a task work in
- * task; or NULL.  Under task's bucket lock, with a module reference for
- * the watch (its task work is this module's code).
+ * Takes w out of the table: it is freed now, or by its task work if that
+ * is still to run.  Under no lock.
  */
-static struct exec_watch *new_watch(struct task_struct *task, bool doubt)
+static void end_watch(struct exec_watch *w)
 {
-	struct exec_watch *w;
+	struct hlist_bl_head *b = bucket_of(w->task);
+	bool queued;
 
-	w = kzalloc(sizeof(*w), GFP_ATOMIC | __GFP_ACCOUNT | __GFP_NOWARN);
-	if (!w)
-		return NULL;
-	w->task = task;
-	w->exec_id = READ_ONCE(task->self_exec_id);
-	w->privileged = doubt;
-	init_task_work(&w->end, end_watch);
-	/* fails only for a task that is exiting: its exec is over anyway */
-	if (task_work_add(task, &w->end, TWA_RESUME)) {
-		kfree(w);
-		return NULL;
-	}
-	hlist_bl_add_head_rcu(&w->node, bucket_of(task));
-	return w;
-}
-
-/* Notes one more file of the execve: current's own watch, no lock. */
-static void watch_file(struct exec_watch *w, struct linux_binprm *bprm)
-{
-	/* its capabilities only when a walk asks: exec_follow_caller() */
-	w->privileged |= !bprm || bprm->secureexec ||
-			 varsym_gains_privileges(file_inode(bprm->file)->i_mode,
-						 false);
-	if (w->privileged)
-		return;
-	if (w->nfiles == WATCH_FILES) {
-		w->privileged = true;	/* deeper than exec allows: doubt */
-		return;
-	}
-	w->files[w->nfiles++] = get_file(bprm->file);
-	w->caps_checked = false;
+	hlist_bl_lock(b);
+	if (w->listed)
+		hlist_bl_del_rcu(&w->node);
+	w->listed = false;
+	queued = w->work_queued;
+	hlist_bl_unlock(b);
+	if (!queued)
+		free_watch(w);
 }
 
 /*
- * The ftrace callback at the entry of security_bprm_check(bprm): execve
- * is about to load bprm->file.  Atomic context; current is the task doing
- * the execve.
+ * The task work: the task returns to user space or exits.  Run early, by
+ * something inside the exec itself, it leaves the watch to the commit or
+ * to the failed exec's abort_creds().
  */
-static void saw_exec_file(unsigned long ip, unsigned long parent_ip,
-			  struct ftrace_ops *ops, struct ftrace_regs *fregs)
+static void watch_work(struct callback_head *head)
 {
-	struct linux_binprm *bprm =
-		(struct linux_binprm *)varsymfs_ftrace_arg0(fregs);
-	struct hlist_bl_head *b = bucket_of(current);
-	struct exec_watch *w;
+	struct exec_watch *w = container_of(head, struct exec_watch, end);
+	struct hlist_bl_head *b = bucket_of(w->task);
+	bool early;
 
-	if (!current->in_execve)
-		return;
-	rcu_read_lock();
-	w = watch_of(current);
-	rcu_read_unlock();
-	if (!w) {
+	hlist_bl_lock(b);
+	w->work_queued = false;
+	early = current->in_execve && w->listed;
+	hlist_bl_unlock(b);
+	if (!early)
+		end_watch(w);
+}
+
+/*
+ * ftrace callback at the entry of prepare_exec_creds(): an exec begins.
+ * Atomic context.  A watch left by a failed exec whose task work ran early
+ * is reused.  No memory: no watch, and this exec's walks are secure.
+ */
+static void exec_begins(unsigned long ip, unsigned long parent_ip,
+			struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	struct hlist_bl_head *b = bucket_of(current);
+	struct exec_watch *w = current_watch();
+
+	if (w) {
+		drop_files(w);
+		w->privileged = false;
+		w->caps_checked = false;
+		w->followed_caller = false;
+		w->seen = 0;
+	} else {
+#ifdef VARSYMFS_FAULT_INJECTION
+		if (READ_ONCE(fail_watches)) {
+			WRITE_ONCE(fail_watches, fail_watches - 1);
+			return;
+		}
+#endif
 		/* going: no mount of the module is left to walk */
 		if (!try_module_get(THIS_MODULE))
 			return;
-		hlist_bl_lock(b);
-		/* exec_init() may have given it a watch of doubt meanwhile */
-		w = watch_of(current);
-		if (w)
-			module_put(THIS_MODULE);	/* it holds its own */
-		else
-			w = new_watch(current, false);
-		hlist_bl_unlock(b);
+		w = kzalloc(sizeof(*w), GFP_ATOMIC | __GFP_ACCOUNT |
+			    __GFP_NOWARN);
 		if (!w) {
 			module_put(THIS_MODULE);
-			pr_warn_ratelimited("pid %d: killed: no memory to watch its execve\n",
-					    task_pid_nr(current));
-			force_sig(SIGKILL);	/* and secure until it dies */
 			return;
 		}
+		w->task = get_task_struct(current);
 	}
-	watch_file(w, bprm);
+	if (!w->work_queued) {
+		init_task_work(&w->end, watch_work);
+		/* fails only for a task that is exiting: no exec to watch */
+		if (task_work_add(current, &w->end, TWA_RESUME)) {
+			end_watch(w);
+			return;
+		}
+		w->work_queued = true;	/* only current reads it unlocked */
+	}
+	hlist_bl_lock(b);
+	if (!w->listed)
+		hlist_bl_add_head_rcu(&w->node, b);
+	w->listed = true;
+	hlist_bl_unlock(b);
+}
+
+/* What the privilege test needs of one file (core/exec_rule.h). */
+static enum varsym_privilege file_privilege(struct linux_binprm *bprm)
+{
+	struct file *file = bprm->file;
+	struct varsym_exec_file f = {
+		.mode = file_inode(file)->i_mode,
+		/* the mount namespace is not a module's to look at */
+		.honours_ids = file->f_path.mnt->mnt_flags & MNT_NOSUID ?
+			       VARSYM_NO : VARSYM_UNKNOWN,
+		.caps = VARSYM_UNKNOWN,		/* read when a walk asks */
+		.secureexec = bprm->secureexec,
+	};
+
+	return varsym_exec_file_privilege(&f);
 }
 
 /*
- * saw_exec_file() takes the traced function's first argument for its
- * bprm: a kernel that changed the prototype must not build this module.
+ * ftrace callback at the entry of security_bprm_check(bprm): execve is
+ * about to load bprm->file.  Atomic context; current's own watch.
+ */
+static void exec_checks_file(unsigned long ip, unsigned long parent_ip,
+			     struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	struct linux_binprm *bprm =
+		(struct linux_binprm *)varsymfs_ftrace_arg0(fregs);
+	struct exec_watch *w = current_watch();
+
+	if (!w || w->privileged)
+		return;
+	if (++w->seen > WATCH_FILES) {
+		w->privileged = true;	/* deeper than exec allows: doubt */
+		drop_files(w);
+		return;
+	}
+	switch (file_privilege(bprm)) {
+	case VARSYM_GAINS_PRIVILEGES:
+		w->privileged = true;
+		drop_files(w);
+		break;
+	case VARSYM_CAPS_UNREAD:
+		w->files[w->nfiles++] = get_file(bprm->file);
+		w->caps_checked = false;
+		break;
+	case VARSYM_GAINS_NOTHING:	/* a nosuid mount: nothing to read */
+		break;
+	}
+}
+
+/*
+ * ftrace callback at the entry of security_bprm_committing_creds(bprm):
+ * past the point of no return, after begin_new_exec() has run whatever
+ * task work was pending; the credentials are final.  The kernel's verdict:
+ * an exec whose interpreter followed the caller and which came out
+ * privileged (a file made setuid or given a capability meanwhile) never
+ * runs an instruction: SIGKILL before it returns to user space.
+ */
+static void exec_commits(unsigned long ip, unsigned long parent_ip,
+			 struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	const struct linux_binprm *bprm =
+		(const struct linux_binprm *)varsymfs_ftrace_arg0(fregs);
+	struct exec_watch *w = current_watch();
+
+	if (!w)
+		return;
+	if (!varsym_exec_may_run(w->followed_caller, bprm->secureexec)) {
+		pr_warn_ratelimited("pid %d: killed: its interpreter was chosen by its caller's environment, and its program gained privileges during the execve\n",
+				    task_pid_nr(current));
+		force_sig(SIGKILL);
+	}
+	end_watch(w);
+}
+
+/*
+ * ftrace callback at the entry of abort_creds(): credentials prepared and
+ * never committed go, a failed exec's among them (free_bprm()).  Ends a
+ * watch whose exec is over and whose task work already ran.
+ */
+static void exec_aborts(unsigned long ip, unsigned long parent_ip,
+			struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	struct exec_watch *w;
+
+	if (current->in_execve)
+		return;
+	w = current_watch();
+	if (w && !READ_ONCE(w->work_queued))
+		end_watch(w);
+}
+
+/*
+ * The callbacks take the traced functions' first argument for what these
+ * say: a kernel that changed a prototype must not build this module.
  */
 static_assert(__same_type(&security_bprm_check,
 			  int (*)(struct linux_binprm *)));
+static_assert(__same_type(&security_bprm_committing_creds,
+			  void (*)(struct linux_binprm *)) ||
+	      __same_type(&security_bprm_committing_creds,
+			  void (*)(const struct linux_binprm *)));
+static_assert(__same_type(&prepare_exec_creds, struct cred *(*)(void)));
+static_assert(__same_type(&abort_creds, void (*)(struct cred *)));
 
-static struct ftrace_ops exec_hook = {
-	.func = saw_exec_file,
-	.flags = FTRACE_OPS_FL_PERMANENT | FTRACE_OPS_FL_RECURSION |
-		 VARSYMFS_FTRACE_REGS,
+#define HOOK(function, callback) {					\
+	.name = #function,						\
+	.ops = {							\
+		.func = callback,					\
+		.flags = FTRACE_OPS_FL_RECURSION | VARSYMFS_FTRACE_REGS, \
+	},								\
+}
+
+static struct exec_hook {
+	const char *name;
+	struct ftrace_ops ops;
+} hooks[] = {
+	HOOK(prepare_exec_creds, exec_begins),
+	HOOK(security_bprm_check, exec_checks_file),
+	HOOK(security_bprm_committing_creds, exec_commits),
+	HOOK(abort_creds, exec_aborts),
 };
 
 /* Has it file capabilities?  An error other than "none" counts as some. */
@@ -285,40 +371,38 @@ static bool has_caps(struct file *file)
 }
 
 /**
- * varsymfs_exec_walk - which part of an execve, if any, is walking
+ * varsymfs_exec_phase - where in an execve, if anywhere, current walks
  *
- * Walks the hook cannot see (the program's own path on kernels that open
- * it before setting in_execve) come out as %VARSYMFS_EXEC_NONE; the caller
- * tells those by the system call in progress.
+ * Before 6.8 the program's own path is walked with in_execve already
+ * set, before its first file is checked; from 6.8 it is walked before
+ * in_execve is set, and the caller tells it by the system call.
  *
- * Return: %VARSYMFS_EXEC_NONE outside any execve, %VARSYMFS_EXEC_PROGRAM
- * for the program's own path, %VARSYMFS_EXEC_INTERP for an interpreter of
- * an execve no file of which gains privileges by its mode so far (the
- * caller must then ask varsymfs_exec_follow_caller() before following
- * its environment to another answer), %VARSYMFS_EXEC_SECURE for anything
- * else inside execve.
+ * Return: %VARSYM_EXEC_NONE outside any execve the hooks can see,
+ * %VARSYM_EXEC_PROGRAM for the program's own path, %VARSYM_EXEC_INTERP
+ * for an interpreter of an execve no file of which gains privileges by
+ * its mode so far (varsymfs_exec_follow_caller() then has the last
+ * word), %VARSYM_EXEC_PRIVILEGED, or %VARSYM_EXEC_DOUBT (no watch).
  */
-enum varsymfs_exec_walk varsymfs_exec_walk(void)
+enum varsym_exec_phase varsymfs_exec_phase(void)
 {
 	struct exec_watch *w;
-	bool privileged;
+	enum varsym_exec_phase phase;
 
 	if (!current->in_execve)
-		return VARSYMFS_EXEC_NONE;
-	if (!READ_ONCE(hooked))
-		return VARSYMFS_EXEC_SECURE;
-	/* current's own watch: only current ends it, not while it looks */
+		return VARSYM_EXEC_NONE;
 	rcu_read_lock();
 	w = watch_of(current);
-	privileged = w && w->privileged;
+	if (!w)
+		phase = VARSYM_EXEC_DOUBT;
+	else if (w->privileged)
+		phase = VARSYM_EXEC_PRIVILEGED;
+	else if (w->seen)
+		phase = VARSYM_EXEC_INTERP;
+	else
+		phase = VARSYMFS_PROGRAM_OPENED_IN_EXECVE ?
+			VARSYM_EXEC_PROGRAM : VARSYM_EXEC_DOUBT;
 	rcu_read_unlock();
-	if (w)
-		return privileged ? VARSYMFS_EXEC_SECURE : VARSYMFS_EXEC_INTERP;
-	/* a task the hook could not watch is killed: secure till it dies */
-	if (fatal_signal_pending(current) || !READ_ONCE(program_rule))
-		return VARSYMFS_EXEC_SECURE;
-	/* before the hook's first call: the program's own path is walking */
-	return VARSYMFS_EXEC_PROGRAM;
+	return phase;
 }
 
 /**
@@ -326,22 +410,18 @@ enum varsymfs_exec_walk varsymfs_exec_walk(void)
  * @rcu: in the RCU walk, where a file's capabilities cannot be read
  *
  * Asked only when following the caller's environment gives another answer
- * than the secure one, in an execve that varsymfs_exec_walk() called
- * %VARSYMFS_EXEC_INTERP.  Reads the capabilities of its files, once; if
- * none, records that the caller chose, so that the kernel's verdict after
- * begin_new_exec() is checked (check_exec_result).
+ * than the secure one, in an execve that varsymfs_exec_phase() called
+ * %VARSYM_EXEC_INTERP.  Reads the capabilities of its files, once; if
+ * none, records that the caller chose, for the verdict at the commit.
  *
  * Return: 1 to follow the caller, 0 for the secure answer, or -ECHILD in
  * the RCU walk when that takes reading an extended attribute.
  */
 int varsymfs_exec_follow_caller(bool rcu)
 {
-	struct exec_watch *w;
+	struct exec_watch *w = current_watch();
 	unsigned int i;
 
-	rcu_read_lock();
-	w = watch_of(current);
-	rcu_read_unlock();
 	if (!w || w->privileged)
 		return 0;
 	if (!w->caps_checked) {
@@ -353,81 +433,101 @@ int varsymfs_exec_follow_caller(bool rcu)
 	}
 	if (w->privileged)
 		return 0;
-	w->chose_interp = true;	/* checked again once the exec is done */
+	w->followed_caller = true;
 	return 1;
 }
 
-/*
- * Before 6.8 a walk inside execve with no watch is the program's own
- * path, unless its execve started before the hook was attached and so
- * has no watch yet: each execve in flight now gets a watch of doubt.
- */
-static void doubt_execs_in_flight(void)
+static void detach_hooks(unsigned int attached)
 {
-	struct task_struct *p, *t;
-	struct hlist_bl_head *b;
-	bool missed = false;
+	/* waits for callbacks still running; the filters stay till exit */
+	while (attached--)
+		unregister_ftrace_function(&hooks[attached].ops);
+}
 
-	rcu_read_lock();
-	for_each_process_thread(p, t) {
-		bool have, given = false;
+/*
+ * The hooks are gone: every watch goes.  An exec whose interpreter already
+ * followed its caller cannot have its verdict any more: it is killed.
+ */
+static void end_all_watches(void)
+{
+	struct exec_watch *w;
+	unsigned int i;
 
-		/* set before the hook's first call, cleared after the last */
-		if (!data_race(!!t->in_execve) || !try_module_get(THIS_MODULE))
-			continue;
-		b = bucket_of(t);
-		hlist_bl_lock(b);
-		/* the hook may have been called for it since: then it has one */
-		have = watch_of(t);
-		if (!have)
-			given = new_watch(t, true);
-		hlist_bl_unlock(b);
-		if (given)
-			continue;	/* the watch keeps the reference */
-		module_put(THIS_MODULE);
-		missed |= !have && !(t->flags & PF_EXITING);
-	}
-	rcu_read_unlock();
-	if (missed) {
-		WRITE_ONCE(program_rule, false);
-		pr_warn("no memory to watch the execs in flight: the program's own path resolves as secure-exec inside execve until the module is reloaded\n");
+	for (i = 0; i < ARRAY_SIZE(watches); i++) {
+		for (;;) {
+			hlist_bl_lock(&watches[i]);
+			w = hlist_bl_empty(&watches[i]) ? NULL :
+			    hlist_bl_entry(hlist_bl_first(&watches[i]),
+					   struct exec_watch, node);
+			if (w && w->followed_caller)
+				send_sig(SIGKILL, w->task, 1);
+			hlist_bl_unlock(&watches[i]);
+			if (!w)
+				break;
+			end_watch(w);
+		}
 	}
 }
 
-int varsymfs_exec_init(void)
+/**
+ * varsymfs_exec_attach - a varsymfs mount is made
+ *
+ * The first one attaches the hooks (sleeps).  If they cannot be, every
+ * walk inside an execve resolves as secure.
+ */
+void varsymfs_exec_attach(void)
 {
-	/* writable: ftrace_set_filter() parses the pattern in place */
-	char hooked_function[] = "security_bprm_check";
-	int ret;
+	unsigned int i;
+	int ret = 0;
 
-	ret = ftrace_set_filter(&exec_hook, hooked_function,
-				strlen(hooked_function), 1);
-	if (!ret)
-		ret = register_ftrace_function(&exec_hook);
-	if (ret) {
-		pr_warn("cannot attach to security_bprm_check (%d): every walk inside execve resolves as secure-exec\n",
-			ret);
-		ftrace_free_filter(&exec_hook);
-		return 0;
+	mutex_lock(&attach_lock);
+	if (mounts++) {
+		mutex_unlock(&attach_lock);
+		return;
 	}
-	if (VARSYMFS_PROGRAM_OPENED_IN_EXECVE)
-		doubt_execs_in_flight();
-	WRITE_ONCE(hooked, true);
-	return 0;
+	for (i = 0; i < ARRAY_SIZE(hooks) && !ret; i++) {
+		/* writable: ftrace_set_filter() parses the pattern in place */
+		char name[40];
+
+		strscpy(name, hooks[i].name, sizeof(name));
+		/* reset: a filter set at an earlier mount is replaced */
+		ret = ftrace_set_filter(&hooks[i].ops, name, strlen(name), 1);
+		if (!ret)
+			ret = register_ftrace_function(&hooks[i].ops);
+		if (ret) {
+			pr_warn("cannot attach to %s (%d): every walk inside execve resolves as secure-exec\n",
+				hooks[i].name, ret);
+			detach_hooks(i);
+		}
+	}
+	hooked = !ret;
+	mutex_unlock(&attach_lock);
+}
+
+/** varsymfs_exec_detach - a varsymfs mount is gone; the last detaches */
+void varsymfs_exec_detach(void)
+{
+	mutex_lock(&attach_lock);
+	if (!--mounts && hooked) {
+		detach_hooks(ARRAY_SIZE(hooks));
+		hooked = false;
+		end_all_watches();
+	}
+	mutex_unlock(&attach_lock);
 }
 
 void varsymfs_exec_exit(void)
 {
-	if (READ_ONCE(hooked)) {
-		/* waits for callbacks still running */
-		unregister_ftrace_function(&exec_hook);
-		ftrace_free_filter(&exec_hook);
-	}
+	unsigned int i;
+
+	/* the filters of the hooks, kept from mount to mount */
+	for (i = 0; i < ARRAY_SIZE(hooks); i++)
+		ftrace_free_filter(&hooks[i].ops);
 	/*
-	 * No watch is left (each held a module reference), but the task
-	 * that ended the last one may still be in end_watch() after its
-	 * module_put(): it leaves it without a voluntary context switch, so
-	 * an RCU-tasks grace period waits for it.
+	 * No mount, so no watch, is left, but the task that ended the last
+	 * one may still be in free_watch() after its module_put(): it leaves
+	 * without a voluntary context switch, so an RCU-tasks grace period
+	 * waits for it.
 	 */
 	synchronize_rcu_tasks();
 }

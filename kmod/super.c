@@ -223,11 +223,15 @@ static const struct super_operations varsymfs_sops = {
 
 static int varsymfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
-	const struct varsym_opts *opts = &varsymfs_sb(sb)->opts;
+	struct varsymfs_sb_info *sbi = varsymfs_sb(sb);
+	const struct varsym_opts *opts = &sbi->opts;
 	bool seed = varsym_opts_seed_mode(opts);
 	bool search = varsym_opts_search_mode(opts);
 	struct inode *root;
 
+	/* the exec hooks, while a mount exists: kill_sb undoes it */
+	varsymfs_exec_attach();
+	sbi->exec_attached = true;
 	sb->s_magic = VARSYMFS_MAGIC;
 	sb->s_op = &varsymfs_sops;
 	sb->s_xattr = varsymfs_xattr_handlers;
@@ -370,6 +374,8 @@ static void varsymfs_kill_sb(struct super_block *sb)
 	else
 		varsymfs_kill_tree(sb);
 	varsymfs_scopes_free(sbi);
+	if (sbi->exec_attached)
+		varsymfs_exec_detach();
 	/* a lazily unmounted tree may still be in an RCU walk's hands */
 	kfree_rcu(sbi, rcu);
 }
@@ -386,16 +392,10 @@ static struct file_system_type varsymfs_fs_type = {
 	.kill_sb = varsymfs_kill_sb,
 };
 
+/* Nothing is attached to execve until the first mount (exec.c). */
 static int __init varsymfs_init(void)
 {
-	int ret = varsymfs_exec_init();
-
-	if (ret)
-		return ret;
-	ret = register_filesystem(&varsymfs_fs_type);
-	if (ret)
-		varsymfs_exec_exit();
-	return ret;
+	return register_filesystem(&varsymfs_fs_type);
 }
 
 static void __exit varsymfs_exit(void)

@@ -163,7 +163,7 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 	varsymfs_scopes_hold(inode->i_sb, rcu, &held);
 	varsymfs_held_caller(&held, &c.core);
 	n = compute(inode, &c, target);
-	if (c.exec_interp)
+	if (c.walk.check_interp)
 		n = interp_answer(inode, &c, target, n, gfp);
 	varsymfs_scopes_release(&held);
 	kfree(ids);

@@ -31,6 +31,7 @@ struct varsymfs_sb_info {
 	struct varsymfs_scope __rcu *system_scope;
 	struct xarray user_scopes;	/* by real kuid */
 	atomic64_t scope_gen;		/* moved by every change */
+	bool exec_attached;		/* counted by varsymfs_exec_attach() */
 };
 
 /*
@@ -123,11 +124,6 @@ extern const struct xattr_handler varsymfs_system_scope_xattr;
 extern const struct xattr_handler varsymfs_user_scope_of_xattr;
 
 /* caller.c: the process a link is resolved for */
-enum varsymfs_env_source {
-	VARSYMFS_ENV_NONE,	/* every variable unset */
-	VARSYMFS_ENV_AREA,	/* the [env_start, env_end) area of exec time */
-	VARSYMFS_ENV_EXECVE,	/* the envp of the execve in progress */
-};
 
 /* execve's envp array in the caller's memory. */
 struct varsymfs_envp {
@@ -139,11 +135,9 @@ struct varsymfs_caller {
 	struct varsym_caller core;
 	bool rcu;			/* in the RCU walk: never sleep */
 	size_t rcu_budget;		/* bytes the RCU walk may still copy */
-	enum varsymfs_env_source source;
+	struct varsym_walk walk;	/* where its variables come from */
 	struct varsymfs_envp envp;
 	unsigned long env_start, env_end;
-	/* an interpreter walk: exec.c must agree before the caller chooses */
-	bool exec_interp;
 };
 
 int varsymfs_caller_init(struct varsymfs_caller *c, bool rcu);
@@ -184,16 +178,10 @@ void varsymfs_cache_put(const struct varsymfs_cache_key *key,
 void varsymfs_cache_exit(void);
 
 /* exec.c: what execve(2) is loading */
-enum varsymfs_exec_walk {
-	VARSYMFS_EXEC_NONE,	/* outside any execve the hook watches */
-	VARSYMFS_EXEC_PROGRAM,	/* the program's own path: execve's envp */
-	VARSYMFS_EXEC_INTERP,	/* an interpreter, no privilege seen: envp */
-	VARSYMFS_EXEC_SECURE,	/* a privileged exec's interpreter, or doubt */
-};
-
-int varsymfs_exec_init(void);
+void varsymfs_exec_attach(void);
+void varsymfs_exec_detach(void);
 void varsymfs_exec_exit(void);
-enum varsymfs_exec_walk varsymfs_exec_walk(void);
+enum varsym_exec_phase varsymfs_exec_phase(void);
 int varsymfs_exec_follow_caller(bool rcu);
 
 #endif /* VARSYMFS_H */
