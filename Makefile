@@ -42,10 +42,10 @@ CORE_SRC := core/caller.c core/conf.c core/env.c core/options.c core/process.c \
 	core/procfs.c \
 	core/resolve.c core/scope.c core/search.c core/template.c
 CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h \
-	core/varsym_proc.h \
-	core/execve_nrs.h
-FUSE_SRC := fuse/main.c fuse/fs.c fuse/dir.c fuse/caller.c fuse/reader.c \
-	fuse/pool.c fuse/cache.c fuse/exec_hooks.c fuse/scopes.c fuse/search.c
+	core/varsym_proc.h core/execve_nrs.h core/exec_rule.h
+FUSE_SRC := fuse/main.c fuse/fs.c fuse/readlink.c fuse/xattr.c fuse/dir.c \
+	fuse/caller.c fuse/reader.c fuse/pool.c fuse/cache.c fuse/exec_hooks.c \
+	fuse/scopes.c fuse/search.c
 FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h \
 	fuse/cache.h fuse/exec_hooks.h fuse/scopes.h fuse/search.h \
 	$(B)/exec_hooks.skel.h
@@ -152,24 +152,34 @@ BPF_CLANG ?= clang
 BPFTOOL ?= /usr/sbin/bpftool
 # -mcpu=v3: compare-and-swap (Linux 5.12+).
 BPF_ARCH := $(shell $(CC) -dumpmachine | sed 's/-.*//; s/x86_64/x86/; s/aarch64/arm64/')
-$(B)/exec_hooks.bpf.o: fuse/exec_hooks.bpf.c fuse/exec_hooks.h \
-		core/execve_nrs.h | $(B)
-	$(BPF_CLANG) -O2 -g -Wall -target bpf -mcpu=v3 \
-		-D__TARGET_ARCH_$(BPF_ARCH) \
-		-I$(SYSROOT)/usr/include/$(shell $(CC) -print-multiarch) -c -o $@ $<
+BPF_SRC := fuse/exec_hooks.bpf.c fuse/exec_hooks.h core/execve_nrs.h \
+	core/exec_rule.h
+BPF_CC = $(BPF_CLANG) -O2 -g -Wall -target bpf -mcpu=v3 \
+	-D__TARGET_ARCH_$(BPF_ARCH) \
+	-I$(SYSROOT)/usr/include/$(shell $(CC) -print-multiarch)
+$(B)/exec_hooks.bpf.o: $(BPF_SRC) | $(B)
+	$(BPF_CC) -c -o $@ $<
 $(B)/exec_hooks.skel.h: $(B)/exec_hooks.bpf.o
+	$(BPFTOOL) gen skeleton $< name exec_hooks_bpf >$@.tmp && mv $@.tmp $@
+# The tests' build of it: task storage that can be made to fail.
+$(B)/bench/exec_hooks.bpf.o: $(BPF_SRC)
+	@mkdir -p $(B)/bench
+	$(BPF_CC) -DVSFUSE_FAULTS -c -o $@ $<
+$(B)/bench/exec_hooks.skel.h: $(B)/bench/exec_hooks.bpf.o
 	$(BPFTOOL) gen skeleton $< name exec_hooks_bpf >$@.tmp && mv $@.tmp $@
 
 $(B)/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(FUSE_CFLAGS) $(LDFLAGS) -o $@ \
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
-# The benchmarks' daemon: the same, with --naive and --constant= (bench/run),
-# and --drop-exec-events for tests/conformance/test_events.py.
-$(B)/bench/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR)
+# The benchmarks' and tests' daemon: the same, with --naive and --constant=
+# (bench/run), and --fail-exec-state (tests/conformance/test_exec_state.py)
+# with its own build of the BPF program.
+$(B)/bench/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) \
+		$(B)/bench/exec_hooks.skel.h
 	@mkdir -p $(B)/bench
-	$(CC) $(CPPFLAGS) -DVSFUSE_BENCH $(CFLAGS) $(WARN) $(FUSE_CFLAGS) \
-		$(LDFLAGS) -o $@ $(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
+	$(CC) $(CPPFLAGS) -DVSFUSE_BENCH $(CFLAGS) $(WARN) -I$(B)/bench \
+		$(FUSE_CFLAGS) $(LDFLAGS) -o $@ $(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
 # The benchmarks' timer (bench/run builds the host's own; this rule, the
 # arm64 guests').

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "caller.h"
+
 struct vsfuse_cache;
 
 /* What vsfuse_cache_get() found. */
@@ -18,49 +20,41 @@ enum vsfuse_cache_result {
 	VSFUSE_CACHE_BYPASS,	/* maybe in execve: compute, keep nothing */
 };
 
-struct vsfuse_exec_hooks;
-
 /*
- * 0, or -errno when exec and exit events cannot be had: then no cache.
- * hooks (or NULL): the exec hooks, whose stamps then prove hits.
+ * 0 or -errno.  tokens: the exec hooks' snapshots prove hits; otherwise
+ * /proc does (cache.c).
  */
-int vsfuse_cache_new(struct vsfuse_cache **c,
-		     struct vsfuse_exec_hooks *hooks);
+int vsfuse_cache_new(struct vsfuse_cache **c, bool tokens);
 void vsfuse_cache_free(struct vsfuse_cache *c);
 
 /*
- * Thread tid's answer for link (a node's st_ino, never reused): on a hit,
- * its length or -errno in *len, and the target in out.  *stamp is for the
- * put.  key (key_len bytes, or none): what else the answer was made with
- * (a search's: fs.c), the same bytes or no hit.
+ * The answer kept for the request's thread and link (a node's st_ino,
+ * never reused): on a hit, its length or -errno in *len, and the target
+ * in out.  *gen is for the put.  key (key_len bytes, or none): what else
+ * the answer was made with (a search's: search.h), the same bytes or no
+ * hit.
  */
-enum vsfuse_cache_result vsfuse_cache_get(struct vsfuse_cache *c, pid_t tid,
+enum vsfuse_cache_result vsfuse_cache_get(struct vsfuse_cache *c,
+					  const struct vsfuse_request *r,
 					  uint64_t link, const void *key,
 					  size_t key_len, char *out,
 					  size_t size, ssize_t *len,
-					  uint64_t *stamp);
+					  uint64_t *gen);
 /*
- * Remembers an answer computed from /proc/TID (dirfd) after a get that
- * returned VSFUSE_CACHE_MISS with stamp; len is a length or a -errno; word
- * the caller's word size (vsfuse_caller).  Only for answers that hold
- * until the thread's next execve: never one made in doubt or in execve.
- * Kept only in the record that get made or checked, with its proof of the
- * program the thread ran then (cache.c).
+ * Remembers an answer computed after a get that returned
+ * VSFUSE_CACHE_MISS with gen; len is a length or a -errno; word the
+ * caller's word size.  Only for answers the core's rule keeps
+ * (varsym_walk.keep): never one made in doubt or in execve.
  */
-void vsfuse_cache_put(struct vsfuse_cache *c, pid_t tid, int dirfd,
+void vsfuse_cache_put(struct vsfuse_cache *c, const struct vsfuse_request *r,
 		      unsigned int word, uint64_t link, const void *key,
 		      size_t key_len, ssize_t len, const char *target,
-		      uint64_t stamp);
+		      uint64_t gen);
 
 /*
  * Forgets every answer, and any answer being computed: after a change of
  * a scope, which answers made before it may have used.
  */
 void vsfuse_cache_forget_all(struct vsfuse_cache *c);
-
-#ifdef VSFUSE_BENCH
-/* the benchmarks' build only: every EXEC event is lost (the tests') */
-extern bool vsfuse_cache_drop_exec;
-#endif
 
 #endif /* VSFUSE_CACHE_H */

@@ -1,34 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * caller.c - who is asking: a FUSE request's thread, seen through /proc
- * and, on a mount serving every user, through the exec hooks' BPF program
- * (exec_hooks.c).
+ * caller.c - who is asking: a FUSE request's thread, and the facts the
+ * core's rule (varsym_walk_plan(), core/exec_rule.h) needs of it.
  *
- * The kernel tells us the thread id of the caller.  Through /proc/TID we
- * learn whether it was started with AT_SECURE (auxv, in the program's own
- * word size, from stat) and whether it is inside execve(2) in any ABI of
- * the machine (syscall, with execve's envp).  The BPF program tells which
- * file an execve is at: none yet (the walk is the program's own path) or
- * past a file, whose interpreter is walked; and whether any file so far
- * gains privileges.  Its environment, exec-time (environ) or execve's envp
- * (mem), is the caller's own memory, which it can make block: reader.c
- * reads that, under a deadline.
+ * With the exec hooks (exec_hooks.c: a daemon serving every user, where
+ * the kernel lets BPF attach to its LSM hooks), the facts come from the
+ * request's snapshot, which the BPF program took in the caller's own
+ * context before the request was sent: where in an execve, the call's
+ * ABI and envp, whether a file of the exec gains privileges.  /proc gives
+ * only AT_SECURE (auxv, read once per answer computed).
  *
- * Three modes (docs/SECURITY.md, "Which walk is whose"):
- *  - serving every user, with the BPF program: inside an execve, the
- *    program's path and an unprivileged exec's interpreters follow the
- *    execve rule; a privileged exec's interpreters are secure.  A walk
- *    that followed the caller is recorded, and the kernel refuses that
- *    exec if it turns out to gain privileges.  Where syscall cannot be
- *    read (Yama's ptrace_scope 3), the exec-time environment decides.
- *  - serving every user, without it: every walk inside an execve is
- *    secure, and where syscall cannot be read, every walk is.
- *  - serving only its owner: such a mount cannot be on a privileged
- *    program's path (docs/SECURITY.md), so every walk follows the caller.
+ * Without them, /proc/TID/syscall tells an execve in any ABI of the
+ * machine (never from anything the process may change: all of them at
+ * once), and nothing tells which walk of it this is: doubt.  The rule
+ * then resolves it as secure on a mount that serves others, and as the
+ * caller's own choice on one that serves only its owner, which cannot be
+ * on a privileged program's path.
  *
- * Every file is opened relative to one O_PATH descriptor of /proc/TID, so
- * a thread that dies and whose id is reused half-way cannot mix two
- * processes' answers.  None of these reads walks a path through our mount.
+ * The caller's environment, exec-time (environ) or execve's envp (mem),
+ * is its own memory, which it can make block: reader.c reads that, under
+ * a deadline.  Every file is opened relative to one O_PATH descriptor of
+ * /proc/TID, so a thread that dies and whose id is reused half-way cannot
+ * mix two processes' answers; none of these reads walks a path through
+ * our mount, and none waits on the caller.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -46,21 +40,26 @@
 #include "caller.h"
 #include "reader.h"
 
-/*
- * The ABI of a caller of word, for the core's table of execve numbers.  On
- * x86 every daemon may meet all three ABIs (a 64-bit process can use the
- * 32-bit entry, int $0x80) and cannot tell which a call came in by: the
- * core then looks in all three.  On arm64 a 32-bit caller is an AArch32
- * process, whose calls only it makes.  Elsewhere the build's own numbers
- * hold for callers of the daemon's own word size; other callers' ABIs are
- * unknown.
+/**
+ * vsfuse_syscall_abi - the ABIs a caller of word may call in, as the
+ *	daemon without its exec hooks sees them
+ * @word: the caller's word size (from where its stack starts: a hint the
+ *	process may change, so never the only one)
+ *
+ * On x86 every caller may use all three ABIs (a 64-bit process can use
+ * the 32-bit entry, int $0x80), and on arm64 both; the daemon cannot tell
+ * which a call came in by, and the core looks in all of them at once.
+ * Elsewhere the build's own numbers hold for callers of the daemon's own
+ * word size; other callers' ABIs are unknown.
  */
-static enum varsym_abi caller_abi(unsigned int word)
+enum varsym_abi vsfuse_syscall_abi(unsigned int word)
 {
 #if defined(__x86_64__) || defined(__i386__)
+	(void)word;
 	return VARSYM_ABI_X86;
 #elif defined(__aarch64__)
-	return word == sizeof(long) ? VARSYM_ABI_NATIVE : VARSYM_ABI_ARM32;
+	(void)word;
+	return VARSYM_ABI_ARM64;
 #else
 	return word == sizeof(long) ? VARSYM_ABI_NATIVE : VARSYM_ABI_UNKNOWN;
 #endif
@@ -69,7 +68,7 @@ static enum varsym_abi caller_abi(unsigned int word)
 /**
  * vsfuse_syscall_parse - what /proc/TID/syscall says
  * @line: its text
- * @word: the caller's word size
+ * @abi: the caller's ABIs (vsfuse_syscall_abi())
  * @envp: execve's envp, when in execve
  * @ptr_size: the size of its pointers
  *
@@ -77,7 +76,7 @@ static enum varsym_abi caller_abi(unsigned int word)
  * for a moment after its request reached us), "NR ARG0..ARG5 SP PC" in a
  * system call, "-1 SP PC" outside one.
  */
-enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
+enum vsfuse_in vsfuse_syscall_parse(const char *line, enum varsym_abi abi,
 				    uint64_t *envp, unsigned int *ptr_size)
 {
 	struct varsym_execve call;
@@ -90,7 +89,7 @@ enum vsfuse_in vsfuse_syscall_parse(const char *line, unsigned int word,
 		return VSFUSE_IN_UNKNOWN;
 	if (nr == -1)
 		return VSFUSE_IN_OTHER;
-	switch (varsym_execve_call(caller_abi(word), nr, &call)) {
+	switch (varsym_execve_call(abi, nr, &call)) {
 	case 0:
 		return VSFUSE_IN_OTHER;
 	case 1:
@@ -127,6 +126,7 @@ static enum vsfuse_in syscall_of(int dirfd, unsigned int word, uint64_t *envp,
 				 const struct timespec *deadline)
 {
 	const struct timespec nap = { .tv_nsec = 50000 };
+	enum varsym_abi abi = vsfuse_syscall_abi(word);
 	char line[256];
 	enum vsfuse_in in;
 	int fd, tries;
@@ -142,7 +142,7 @@ static enum vsfuse_in syscall_of(int dirfd, unsigned int word, uint64_t *envp,
 			break;
 		}
 		line[n] = '\0';
-		in = vsfuse_syscall_parse(line, word, envp, ptr_size);
+		in = vsfuse_syscall_parse(line, abi, envp, ptr_size);
 		if (in != VSFUSE_IN_RUNNING || past(deadline))
 			break;
 		if (tries < 100)
@@ -154,123 +154,17 @@ static enum vsfuse_in syscall_of(int dirfd, unsigned int word, uint64_t *envp,
 	return in;
 }
 
-/* Doubt: secure on a mount serving others, else the caller's own. */
-static void in_doubt(struct vsfuse_caller *c, bool serves_others)
-{
-	c->doubt = true;
-	if (serves_others)
-		c->secure = true;
-}
-
-/* Inside an execve, after its first exec hook: an interpreter's walk. */
-static void interpreter_walk(struct vsfuse_caller *c,
-			     const struct vsfuse_exec_state *s)
-{
-	if (s->flags & VSFUSE_EXEC_PRIVILEGED) {
-		c->secure = true;
-		return;
-	}
-	/* followed, it is recorded: the kernel refuses the exec if it gains */
-	c->exec = s->exec;
-	c->exec_checked = true;
-	c->exec_may_have_caps = s->flags & VSFUSE_EXEC_MAY_HAVE_CAPS;
-}
-
-bool vsfuse_caller_may_gain(const struct vsfuse_caller *c,
-			    struct vsfuse_exec_hooks *hooks, pid_t tid)
-{
-	return c->exec_may_have_caps &&
-	       vsfuse_exec_hooks_file_caps(hooks, tid, c->dirfd, c->exec);
-}
-
-void vsfuse_caller_open(struct vsfuse_caller *c, int procfd, pid_t tid,
-			const struct vsfuse_exec_view *view,
-			const struct timespec *deadline)
-{
-	struct vsfuse_exec_state state;
-	unsigned int ptr_size = 0;
-	bool in_exec_hooks = false;
-	uint64_t envp = 0;
-	enum vsfuse_in in;
-	char name[32];
-	int secure;
-
-	*c = (struct vsfuse_caller){ .dirfd = -1, .deadline = deadline };
-	if (tid <= 0)		/* not in our pid namespace: nothing is set */
-		return;
-	snprintf(name, sizeof(name), "%d", (int)tid);
-	c->dirfd = openat(procfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (c->dirfd < 0) {	/* gone: nobody reads our answer */
-		c->doubt = c->secure = true;
-		return;
-	}
-	c->word = varsym_proc_word_size(c->dirfd);
-	secure = c->word ? varsym_proc_secure(c->dirfd, c->word) : -1;
-	if (secure) {		/* AT_SECURE, or not ours to inspect */
-		c->secure = true;
-		c->doubt = secure < 0;
-		return;
-	}
-	c->source = VSFUSE_ENV_ENVIRON;
-	in = syscall_of(c->dirfd, c->word, &envp, &ptr_size, deadline);
-	if (in == VSFUSE_IN_OTHER)	/* a state a failed exec left is stale */
-		return;
-	/* inside an execve, or cannot tell: then only, ask the exec hooks */
-	if (view->hooks)
-		in_exec_hooks = vsfuse_exec_hooks_state(view->hooks, tid,
-							&state) == 1;
-	switch (in) {
-	case VSFUSE_IN_EXECVE:
-		break;
-	default:		/* unreadable (Yama's scope 3), still running */
-		if (view->hooks) {
-			/* the exec-time environment decides (SPEC 4.2) */
-			c->in_execve = in_exec_hooks;
-			if (in_exec_hooks)
-				interpreter_walk(c, &state);
-			return;
-		}
-		in_doubt(c, view->serves_others);
-		return;
-	}
-	c->in_execve = true;	/* the answer holds for this walk only */
-	if (view->hooks) {
-		/* no hook yet: the program's own path */
-		if (in_exec_hooks)
-			interpreter_walk(c, &state);
-		if (c->secure)
-			return;
-	} else if (view->serves_others) {
-		/* which file is walked for cannot be told: every one secure */
-		c->secure = true;
-		return;
-	}
-	if (!envp) {		/* execve(path, argv, NULL): empty */
-		c->source = VSFUSE_ENV_NONE;
-		return;
-	}
-	c->source = VSFUSE_ENV_ENVP;
-	c->envp = envp;
-	c->envp_ptr_size = ptr_size;
-}
-
-void vsfuse_caller_close(struct vsfuse_caller *c)
-{
-	if (c->dirfd >= 0)
-		close(c->dirfd);
-	c->dirfd = -1;
-}
-
 /*
  * A user's namespaces, and every uid mapped in them (/etc/subuid), are
- * that user's: counting stuck readers by uid would let one user with many
- * uids stand for many users.  The outermost namespace's owner cannot be
- * chosen from inside it.  Only ioctls on nsfs files of the kernel's, never
- * the caller's memory; user namespaces nest at most 32 deep.
+ * that user's: counting workers or stuck readers by uid would let one
+ * user with many uids stand for many users.  The outermost namespace's
+ * owner cannot be chosen from inside it.  Only ioctls on nsfs files of
+ * the kernel's, never the caller's memory; user namespaces nest at most
+ * 32 deep.
  */
 uid_t vsfuse_caller_owner(int dirfd, uid_t uid)
 {
-	int cur, below = -1, parent, depth;
+	int cur, below = -1, parent = -1, depth;
 	uid_t owner = uid;
 
 	if (dirfd < 0)
@@ -297,14 +191,151 @@ uid_t vsfuse_caller_owner(int dirfd, uid_t uid)
 	return owner;
 }
 
-/* Where c's reader finds its environment. */
-static struct vsfuse_env_where where(const struct vsfuse_caller *c)
+static int open_proc(int procfd, pid_t tid)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%d", (int)tid);
+	return openat(procfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+void vsfuse_request_init(struct vsfuse_request *r, pid_t tid, uid_t uid,
+			 unsigned long long ino,
+			 const struct vsfuse_exec_view *view)
+{
+	*r = (struct vsfuse_request){ .tid = tid, .uid = uid, .owner = uid };
+	if (tid <= 0 || !view->hooks)	/* not in our pid namespace */
+		return;
+	r->has_snap = vsfuse_exec_hooks_snapshot(view->hooks, tid, ino,
+						 &r->snap) == 1;
+	if (r->has_snap)
+		r->owner = r->snap.owner;
+}
+
+void vsfuse_request_owner(struct vsfuse_request *r, int procfd)
+{
+	int dirfd;
+
+	if (r->has_snap || r->tid <= 0)
+		return;
+	/* nsfs ioctls: nothing the caller can make wait */
+	dirfd = open_proc(procfd, r->tid);
+	r->owner = vsfuse_caller_owner(dirfd, r->uid);
+	if (dirfd >= 0)
+		close(dirfd);
+}
+
+/* The facts from the request's snapshot (the exec hooks). */
+static void snapshot_facts(struct vsfuse_caller *c,
+			   const struct vsfuse_request *r,
+			   struct varsym_walk_facts *f)
+{
+	const struct vsfuse_snapshot *s = &r->snap;
+
+	if (!r->has_snap) {	/* lost, or never taken: doubt */
+		f->secure = VARSYM_UNKNOWN;
+		f->exec = VARSYM_EXEC_DOUBT;
+		return;
+	}
+	if (s->flags & VSFUSE_SNAP_KTHREAD) {
+		f->kthread = true;
+		return;
+	}
+	c->word = s->flags & VSFUSE_SNAP_WORD4 ? 4 : 8;
+	f->exec = (enum varsym_exec_phase)s->phase;
+	if (s->flags & VSFUSE_SNAP_EXEC_DOUBT)
+		f->exec = VARSYM_EXEC_DOUBT;
+	f->envp_known = s->flags & VSFUSE_SNAP_ENVP_KNOWN;
+	c->envp = s->envp;
+	c->envp_ptr_size = s->flags & VSFUSE_SNAP_ENVP4 ? 4 : 8;
+}
+
+/* The facts from /proc/TID/syscall (no exec hooks). */
+static void proc_facts(struct vsfuse_caller *c, struct varsym_walk_facts *f)
+{
+	unsigned int ptr_size = 0;
+	uint64_t envp = 0;
+
+	c->word = varsym_proc_word_size(c->dirfd);
+	switch (syscall_of(c->dirfd, c->word, &envp, &ptr_size,
+			   c->deadline)) {
+	case VSFUSE_IN_OTHER:
+		break;
+	case VSFUSE_IN_EXECVE:
+		/* which walk of the exec: cannot be told */
+		f->exec = VARSYM_EXEC_DOUBT;
+		f->envp_known = true;
+		c->envp = envp;
+		c->envp_ptr_size = ptr_size;
+		break;
+	default:		/* unreadable (Yama's scope 3), still running */
+		f->exec = VARSYM_EXEC_DOUBT;
+		break;
+	}
+}
+
+void vsfuse_caller_open(struct vsfuse_caller *c, int procfd,
+			const struct vsfuse_request *r,
+			const struct vsfuse_exec_view *view,
+			const struct timespec *deadline)
+{
+	struct varsym_walk_facts f = {
+		.serves_others = view->serves_others,
+		.secure = VARSYM_NO,
+	};
+	int secure;
+
+	*c = (struct vsfuse_caller){
+		.dirfd = -1, .deadline = deadline, .req = r, .owner = r->owner,
+	};
+	if (r->tid <= 0) {	/* not in our pid namespace: nothing is set */
+		f.kthread = true;
+		goto plan;
+	}
+	c->dirfd = open_proc(procfd, r->tid);
+	if (c->dirfd < 0) {	/* gone: nobody reads our answer */
+		f.secure = VARSYM_UNKNOWN;
+		goto plan;
+	}
+	if (view->hooks)
+		snapshot_facts(c, r, &f);
+	else
+		proc_facts(c, &f);
+	if (f.kthread || f.secure != VARSYM_NO)
+		goto plan;
+	secure = c->word ? varsym_proc_secure(c->dirfd, c->word) : -1;
+	f.secure = secure < 0 ? VARSYM_UNKNOWN :
+		   secure ? VARSYM_YES : VARSYM_NO;
+plan:
+	c->walk = varsym_walk_plan(&f);
+}
+
+void vsfuse_caller_close(struct vsfuse_caller *c)
+{
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	c->dirfd = -1;
+}
+
+bool vsfuse_caller_may_follow(const struct vsfuse_caller *c,
+			      struct vsfuse_exec_hooks *hooks)
+{
+	const struct vsfuse_snapshot *s = &c->req->snap;
+
+	return hooks && c->req->has_snap &&
+	       !vsfuse_exec_hooks_file_caps(hooks, c->dirfd, s) &&
+	       vsfuse_exec_hooks_followed(hooks, s->exec);
+}
+
+/* Where c's reader finds its environment: envp, or the exec-time area. */
+static struct vsfuse_env_where where(const struct vsfuse_caller *c,
+				     bool envp)
 {
 	struct vsfuse_env_where w = {
 		.dirfd = c->dirfd, .owner = c->owner, .deadline = c->deadline,
 	};
 
-	if (c->source == VSFUSE_ENV_ENVP) {
+	if (envp) {
 		w.envp = c->envp;
 		w.ptr_size = c->envp_ptr_size;
 	}
@@ -315,25 +346,24 @@ ssize_t vsfuse_getenv(void *ctx, const char *name, size_t name_len,
 		      char *buf, size_t size)
 {
 	struct vsfuse_caller *c = ctx;
+	bool envp = c->walk.from == VARSYM_ENV_ENVP;
 	struct vsfuse_env_where w;
 	ssize_t n;
 
-	if (c->source == VSFUSE_ENV_NONE)
+	if (c->walk.from != VARSYM_ENV_AREA && !envp)
 		return -ENOENT;
-	if (!c->owner_known) {
-		c->owner = vsfuse_caller_owner(c->dirfd, c->uid);
-		c->owner_known = true;
-	}
-	w = where(c);
+	/* execve(path, argv, NULL): an empty environment */
+	if (envp && !c->envp)
+		return -ENOENT;
+	w = where(c, envp);
 	n = vsfuse_reader_getenv(c->reader, &w, name, name_len, buf, size);
 	/*
-	 * /proc/TID/mem is closed to us (not root, or an LSM): the program's
-	 * own path and a script's interpreter then follow the exec-time
-	 * environment, the caller's own choice as much as its envp.
+	 * /proc/TID/mem is closed to us (not root, Yama's ptrace_scope 3, an
+	 * LSM): the exec-time environment decides in envp's place, the
+	 * caller's own choice as much as its envp (docs/SPEC.md section 4).
 	 */
-	if (n == -EPERM && c->source == VSFUSE_ENV_ENVP) {
-		c->source = VSFUSE_ENV_ENVIRON;
-		w = where(c);
+	if (n == -EPERM && envp) {
+		w = where(c, false);
 		n = vsfuse_reader_getenv(c->reader, &w, name, name_len, buf,
 					 size);
 	}

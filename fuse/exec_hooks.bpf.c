@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * exec_hooks.bpf.c - the exec state of every thread, from the kernel's own
- * exec hooks, for a daemon serving every user (docs/SECURITY.md, "Which
- * walk is whose").
+ * exec hooks, and what each follow of a varsymfs link shows of its caller,
+ * for the FUSE daemons that serve every user (docs/SECURITY.md, "Which
+ * walk is whose").  One set for the machine, shared by every daemon.
  *
- * The LSM hooks of execve run for the program and for each interpreter
- * (bprm_check_security, before its handler opens the next file), once for
- * the new credentials (bprm_creds_from_file, where an LSM may still refuse
- * the exec), and once when they are committed.  Per thread, by tid, the
- * daemon reads which file the exec is at and whether any file so far gains
- * privileges; it writes back, before answering, that a walk of this exec
- * followed the caller's environment.  Such an exec that gains privileges
- * fails at the credential hook: the daemon's early view of privileges is
- * never the last word, the kernel's is.
+ * Per thread, in task storage (it belongs to the task, whatever its tid):
+ * which exec is in flight, how many files it checked (bprm_check_security:
+ * the program, then each interpreter), whether any gains privileges.  At
+ * each follow (or readlink) of a link of a varsymfs mount, in the caller's
+ * own context and before its request is sent, the program writes the
+ * daemon's facts for that request (exec_hooks.h, struct vsfuse_snapshot).
+ * The daemon records that a walk of an exec followed the caller's
+ * environment; such an exec that the kernel makes privileged fails at the
+ * credential hook (bprm_creds_from_file), where an LSM may still refuse.
  *
- * No vmlinux.h: the few fields read are declared here with
- * preserve_access_index, and libbpf relocates them to the running kernel's
- * layout from its BTF (CO-RE).
+ * Where state is lost (task storage or a map that cannot be had), the
+ * exec's walks are doubt, which a mount serving others resolves as
+ * secure; nothing here fails an exec for its own bookkeeping.
+ *
+ * The rules are the core's (core/exec_rule.h, core/execve_nrs.h); the few
+ * kernel fields read are declared here with preserve_access_index, and
+ * libbpf relocates them to the running kernel's layout (CO-RE).
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -33,16 +38,18 @@
 #define VARSYM_NR_EXECVEAT __NR_execveat
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #include "../core/execve_nrs.h"
+#include "../core/exec_rule.h"
 
-#define S_ISUID	04000
-#define S_ISGID	02000
-#define S_IXGRP	00010
 #define MNT_NOSUID 0x01
 #define PF_KTHREAD 0x00200000
 #define FUSE_SUPER_MAGIC 0x65735546
 
 struct user_namespace {
+	struct user_namespace *parent;
 	int level;
+	struct {
+		unsigned int val;
+	} owner;
 } __attribute__((preserve_access_index));
 
 struct super_block {
@@ -61,6 +68,14 @@ struct vfsmount {
 	int mnt_flags;
 } __attribute__((preserve_access_index));
 
+struct mnt_namespace;
+
+/* fs/mount.h's, around a vfsmount: its mount namespace. */
+struct mount {
+	struct vfsmount mnt;
+	struct mnt_namespace *mnt_ns;
+} __attribute__((preserve_access_index));
+
 struct path {
 	struct vfsmount *mnt;
 } __attribute__((preserve_access_index));
@@ -70,107 +85,133 @@ struct file {
 	struct inode *f_inode;
 } __attribute__((preserve_access_index));
 
-struct cred;
-struct dentry;
+struct cred {
+	struct {
+		unsigned int val;
+	} fsuid;
+	struct user_namespace *user_ns;
+} __attribute__((preserve_access_index));
 
+struct nsproxy {
+	struct mnt_namespace *mnt_ns;
+} __attribute__((preserve_access_index));
+
+struct dentry {
+	struct inode *d_inode;
+} __attribute__((preserve_access_index));
+
+/* Where the system-call entry left the call and its arguments. */
+#if defined(__TARGET_ARCH_x86)
+struct thread_info {
+	unsigned int status;
+} __attribute__((preserve_access_index));
+
+struct pt_regs {
+	unsigned long di, si, dx, r10, r8, r9;
+	unsigned long bx, cx, bp;
+	unsigned long orig_ax;
+} __attribute__((preserve_access_index));
+
+#define TS_COMPAT 0x0002	/* a 32-bit system call is in progress */
+#elif defined(__TARGET_ARCH_arm64)
+struct pt_regs {
+	unsigned long long regs[31];
+	unsigned long long pstate;
+	unsigned long long orig_x0;
+	int syscallno;
+} __attribute__((preserve_access_index));
+
+#define PSR_MODE32_BIT 0x10	/* AArch32 user mode: the ABI's own */
+#endif
+
+/* Set at exec from the program's class: 4 GiB for a 32-bit one (x32 too). */
 struct mm_struct {
-	unsigned long start_stack;
+	unsigned long task_size;
 } __attribute__((preserve_access_index));
 
 struct task_struct {
-	int pid;
-	unsigned int flags;
-	struct mm_struct *mm;
-} __attribute__((preserve_access_index));
-
-/* Where the system-call entry left the call's number. */
 #if defined(__TARGET_ARCH_x86)
-struct pt_regs {
-	unsigned long orig_ax;
-} __attribute__((preserve_access_index));
-#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
-#elif defined(__TARGET_ARCH_arm64)
-struct pt_regs {
-	int syscallno;
-} __attribute__((preserve_access_index));
-#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+	struct thread_info thread_info;
 #endif
+	int pid;
+	struct mm_struct *mm;
+	unsigned int flags;
+	unsigned int in_execve:1;
+	unsigned long long self_exec_id;
+	const struct cred *cred;
+	struct nsproxy *nsproxy;
+} __attribute__((preserve_access_index));
 
 struct linux_binprm {
 	struct file *file;
 	struct cred *cred;
 	unsigned int secureexec:1;
-	char buf[256];
 } __attribute__((preserve_access_index));
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* By tid: the state of the thread's execve (exec_hooks.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VSFUSE_EXEC_MAX);
-	__type(key, __u32);
-	__type(value, struct vsfuse_exec_state);
-} exec_state SEC(".maps");
+/* Set by the loader: before 6.8, execve walks the program with in_execve. */
+const volatile bool program_opened_in_execve;
+#ifdef VSFUSE_FAULTS
+/* The tests' build only: task storage that cannot be had. */
+const volatile bool fail_task_storage;
+#endif
 
-/*
- * By the exec's new credentials: its tid.  A thread that is not its
- * process's leader takes the leader's tid when its exec succeeds, and a
- * failed exec frees those credentials: both find the entry again by them.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VSFUSE_EXEC_MAX);
-	__type(key, __u64);
-	__type(value, __u32);
-} exec_tid SEC(".maps");
-
-/* By tid: the exec number a walk followed the caller in (the daemon's). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VSFUSE_EXEC_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} exec_followed SEC(".maps");
-
-/* By tid: the last file checked, for its capabilities (exec_hooks.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VSFUSE_EXEC_MAX);
-	__type(key, __u32);
-	__type(value, struct vsfuse_exec_file);
-} exec_file SEC(".maps");
-
-/* Each thread's stamp, by tid % VSFUSE_STAMP_SLOTS (exec_hooks.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, VSFUSE_STAMP_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} exec_stamps SEC(".maps");
-
-/* Exec numbers and stamps: one count, never reused. */
+/* Exec numbers and tokens: one count, never reused. */
 __u64 exec_count;
-/*
- * Execs seen by an LSM hook: the daemon's proof that the LSM programs run
- * (exec_count moves with the tracepoints too, which run without them).
- */
+/* Execs seen by an LSM hook: the loader's proof that they run. */
 __u64 lsm_execs;
+/* Doubt that lost its own record: every walk inside an execve is doubt. */
+__u32 exec_doubt_all;
 
-/* A new stamp for tid, with count (a number fresh from exec_count). */
-static void stamp(__u32 tid, __u64 count, bool in_execve)
-{
-	__u32 slot = tid % VSFUSE_STAMP_SLOTS;
-	__u64 *s = bpf_map_lookup_elem(&exec_stamps, &slot);
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vsfuse_task);
+} tasks SEC(".maps");
 
-	if (s)
-		*s = vsfuse_stamp(count, tid, in_execve);
-}
+/* By tid (exec_hooks.h: who writes it, who reads it, when). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VSFUSE_SNAPSHOTS);
+	__type(key, __u32);
+	__type(value, struct vsfuse_snapshot);
+} snapshots SEC(".maps");
+
+/* The varsymfs mounts the daemons serve, by device. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VSFUSE_MOUNTS);
+	__type(key, __u32);
+	__type(value, struct vsfuse_mount);
+} mounts SEC(".maps");
+
+/* The daemons sharing this set, by pid (exec_hooks.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VSFUSE_MOUNTS);
+	__type(key, __u32);
+	__type(value, struct vsfuse_mount);
+} daemons SEC(".maps");
+
+/* The execs (by number) a walk of which followed the caller: a daemon's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VSFUSE_EXECS);
+	__type(key, __u64);
+	__type(value, __u8);
+} followed SEC(".maps");
+
+/* By exec number and file: the files whose capabilities the daemon reads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VSFUSE_EXECS);
+	__type(key, __u64);
+	__type(value, struct vsfuse_exec_file);
+} exec_files SEC(".maps");
 
 static __u64 next_count(void)
 {
@@ -182,122 +223,239 @@ static __u32 current_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
-/* A new exec for this thread; -EAGAIN when the maps are full. */
-static struct vsfuse_exec_state *begin(struct linux_binprm *bprm)
+static struct vsfuse_task *task_state(struct task_struct *task, bool create)
 {
-	struct vsfuse_exec_state fresh = {};
-	__u32 tid = current_tid();
+#ifdef VSFUSE_FAULTS
+	if (fail_task_storage)
+		return NULL;
+#endif
+	return bpf_task_storage_get(&tasks, task, 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
 
-	fresh.exec = next_count();
-	fresh.cred = (__u64)BPF_CORE_READ(bprm, cred);
-	stamp(tid, fresh.exec, true);
-	if (bpf_map_update_elem(&exec_state, &tid, &fresh, BPF_ANY))
-		return NULL;
-	if (bpf_map_update_elem(&exec_tid, &fresh.cred, &tid, BPF_ANY)) {
-		bpf_map_delete_elem(&exec_state, &tid);
-		return NULL;
+/* The system call in progress: its number, its ABI, its arguments. */
+struct call {
+	long nr;
+	enum varsym_abi abi;
+	bool compat;			/* a compat (32-bit) ABI's call */
+	unsigned long long arg[6];
+};
+
+static void read_call(struct task_struct *task, struct call *c)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	c->abi = VARSYM_ABI_UNKNOWN;
+	c->nr = -1;
+#if defined(__TARGET_ARCH_x86)
+	c->nr = BPF_CORE_READ(regs, orig_ax);
+	c->compat = BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
+	if (c->compat) {
+		c->abi = VARSYM_ABI_IA32;
+		c->arg[0] = BPF_CORE_READ(regs, bx);
+		c->arg[1] = BPF_CORE_READ(regs, cx);
+		c->arg[2] = BPF_CORE_READ(regs, dx);
+		c->arg[3] = BPF_CORE_READ(regs, si);
+		c->arg[4] = BPF_CORE_READ(regs, di);
+		c->arg[5] = BPF_CORE_READ(regs, bp);
+		return;
 	}
-	return bpf_map_lookup_elem(&exec_state, &tid);
+	c->abi = c->nr & VARSYM_X32_BIT ? VARSYM_ABI_X32 : VARSYM_ABI_X86_64;
+	c->arg[0] = BPF_CORE_READ(regs, di);
+	c->arg[1] = BPF_CORE_READ(regs, si);
+	c->arg[2] = BPF_CORE_READ(regs, dx);
+	c->arg[3] = BPF_CORE_READ(regs, r10);
+	c->arg[4] = BPF_CORE_READ(regs, r8);
+	c->arg[5] = BPF_CORE_READ(regs, r9);
+#elif defined(__TARGET_ARCH_arm64)
+	c->nr = BPF_CORE_READ(regs, syscallno);
+	/* the user mode it trapped from: AArch32 only for AArch32 code */
+	c->compat = BPF_CORE_READ(regs, pstate) & PSR_MODE32_BIT;
+	c->abi = c->compat ? VARSYM_ABI_ARM32 : VARSYM_ABI_NATIVE;
+	c->arg[0] = BPF_CORE_READ(regs, orig_x0);
+	c->arg[1] = BPF_CORE_READ(regs, regs[1]);
+	c->arg[2] = BPF_CORE_READ(regs, regs[2]);
+	c->arg[3] = BPF_CORE_READ(regs, regs[3]);
+	c->arg[4] = BPF_CORE_READ(regs, regs[4]);
+	c->arg[5] = BPF_CORE_READ(regs, regs[5]);
+#endif
+}
+
+/* Whether the call is execve or execveat, and where its envp is. */
+static bool execve_call(const struct call *c, unsigned long long *envp,
+			unsigned int *ptr_size)
+{
+	struct varsym_execve e;
+
+	if (varsym_execve_call(c->abi, c->nr, &e) != 1 || e.envp_arg > 5)
+		return false;
+	*envp = varsym_user_ptr(c->arg[e.envp_arg], e.ptr_size);
+	*ptr_size = e.ptr_size;
+	return true;
+}
+
+/* The exec's identity on its call: before 6.8, tells it from the next. */
+static void exec_call(struct task_struct *task, unsigned long long id[3])
+{
+	struct call c;
+
+	read_call(task, &c);
+	id[0] = c.nr;
+	id[1] = c.arg[0];
+	id[2] = c.arg[2];
+}
+
+/* The marks an exec leaves, gone with it. */
+static void forget_exec(struct vsfuse_task *t)
+{
+	__u64 key;
+	int i;
+
+	if (!t->exec)
+		return;
+	bpf_map_delete_elem(&followed, &t->exec);
+	for (i = 0; i < VSFUSE_EXEC_FILES; i++) {
+		if (!(t->recorded & (1U << i)))
+			continue;
+		key = t->exec * VSFUSE_EXEC_FILES + i;
+		bpf_map_delete_elem(&exec_files, &key);
+	}
+	t->exec = 0;
+	t->recorded = 0;
 }
 
 /*
- * Forgets tid's exec.  Only ever called by the thread that owns tid (or,
- * for the tid a thread gave up when its exec took its leader's, right
- * after): never while another thread's begin() may be writing that key.
+ * This exec's state is lost (no task storage): its walks must be doubt.
+ * The mark goes where the follows of this thread look, under its own tid;
+ * if even that cannot be, every exec's walks are doubt from now on.
  */
-static void forget(__u32 tid)
+static void exec_doubt(void)
 {
-	bpf_map_delete_elem(&exec_state, &tid);
-	bpf_map_delete_elem(&exec_followed, &tid);
-	bpf_map_delete_elem(&exec_file, &tid);
+	struct vsfuse_snapshot fresh = { .flags = VSFUSE_SNAP_EXEC_DOUBT };
+	__u32 tid = current_tid();
+	struct vsfuse_snapshot *s = bpf_map_lookup_elem(&snapshots, &tid);
+
+	if (s)
+		__sync_fetch_and_or(&s->flags, VSFUSE_SNAP_EXEC_DOUBT);
+	else if (bpf_map_update_elem(&snapshots, &tid, &fresh, BPF_NOEXIST))
+		exec_doubt_all = 1;
 }
 
+/* This thread's exec has a state of its own: no lost one's doubt. */
+static void exec_undoubt(void)
+{
+	__u32 tid = current_tid();
+	struct vsfuse_snapshot *s = bpf_map_lookup_elem(&snapshots, &tid);
+
+	if (s)
+		__sync_fetch_and_and(&s->flags, ~VSFUSE_SNAP_EXEC_DOUBT);
+}
+
+/* Once per exec, after the program is open, before any file is checked. */
 SEC("lsm/bprm_creds_for_exec")
 int BPF_PROG(exec_begins, struct linux_binprm *bprm, int ret)
 {
-	struct vsfuse_exec_state *s;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vsfuse_task *t;
 
 	if (ret)
 		return ret;
 	__sync_fetch_and_add(&lsm_execs, 1);
-	s = begin(bprm);
-	if (!s)
-		return -EAGAIN;		/* fail closed: we would not know */
+	t = task_state(task, true);
+	if (!t) {
+		exec_doubt();
+		return 0;
+	}
+	forget_exec(t);
+	t->exec = next_count();
+	t->files = 0;
+	t->flags = VSFUSE_TASK_IN_EXEC;
 	if (BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
-		s->flags |= VSFUSE_EXEC_PRIVILEGED;
+		t->flags |= VSFUSE_TASK_PRIVILEGED;
+	exec_call(task, t->call);
+	exec_undoubt();
 	return 0;
 }
 
-/*
- * Where the last file's capabilities are: its path from the exec's root,
- * its inode.  File capabilities are not in the inode, and reading them is
- * I/O: the daemon does it, off the exec path, only when it would follow
- * the caller.  0, or -EAGAIN when it cannot be recorded.
- */
-static int record_file(struct vsfuse_exec_state *s, struct file *file)
+/* Whether file's mount is in the caller's mount namespace. */
+static bool in_callers_namespace(struct task_struct *task, struct file *file)
+{
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct mount *m = (void *)mnt - bpf_core_field_offset(struct mount,
+							       mnt);
+
+	return BPF_CORE_READ(m, mnt_ns) == BPF_CORE_READ(task, nsproxy, mnt_ns);
+}
+
+/* Records file's path for the daemon, as the exec's file number i. */
+static bool record_file(struct vsfuse_task *t, struct file *file,
+			unsigned int i)
 {
 	static const struct vsfuse_exec_file empty;
 	struct vsfuse_exec_file *f;
-	__u32 tid = current_tid();
+	__u64 key = t->exec * VSFUSE_EXEC_FILES + i;
 
-	if (bpf_map_update_elem(&exec_file, &tid, &empty, BPF_ANY))
-		return -EAGAIN;
-	f = bpf_map_lookup_elem(&exec_file, &tid);
+	if (bpf_map_update_elem(&exec_files, &key, &empty, BPF_ANY))
+		return false;
+	f = bpf_map_lookup_elem(&exec_files, &key);
 	if (!f)
-		return -EAGAIN;
-	f->exec = s->exec;
+		return false;
 	f->ino = BPF_CORE_READ(file, f_inode, i_ino);
 	f->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 	f->path_len = bpf_d_path(&file->f_path, f->path, sizeof(f->path));
-	return 0;
+	t->recorded |= 1U << i;
+	return true;
 }
 
 /*
- * The program, or an interpreter (sleepable, for bpf_d_path): set-id bits
- * that its mount honours, or an LSM's secureexec, make the exec privileged
- * from here on; file capabilities are for the daemon to read, and for the
- * credential hook to judge.
+ * The program, or an interpreter (sleepable, for bpf_d_path): whether it
+ * gains privileges, by the core's test; file capabilities are for the
+ * daemon to read, and for the credential hook to judge.
  */
 SEC("lsm.s/bprm_check_security")
 int BPF_PROG(exec_checks_file, struct linux_binprm *bprm, int ret)
 {
-	__u32 tid = current_tid();
-	struct vsfuse_exec_state *s;
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct file *file = bprm->file;
-	unsigned short mode;
-	char magic[2] = {};
-	bool honours_ids;
-	int mnt_flags;
+	struct varsym_exec_file f = { .caps = VARSYM_UNKNOWN };
+	struct vsfuse_task *t;
+	unsigned int i;
 
 	if (ret)
 		return ret;
-	s = bpf_map_lookup_elem(&exec_state, &tid);
-	if (!s || s->cred != (__u64)BPF_CORE_READ(bprm, cred))
-		s = begin(bprm);	/* begun before we were loaded */
-	if (!s)
-		return -EAGAIN;
-	mode = BPF_CORE_READ(file, f_inode, i_mode);
-	mnt_flags = BPF_CORE_READ(file, f_path.mnt, mnt_flags);
-	honours_ids = !(mnt_flags & MNT_NOSUID);
-	if (honours_ids && ((mode & S_ISUID) ||
-			    (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
-		s->flags |= VSFUSE_EXEC_PRIVILEGED;
-	if (BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
-		s->flags |= VSFUSE_EXEC_PRIVILEGED;
-	s->flags &= ~(VSFUSE_EXEC_SCRIPT | VSFUSE_EXEC_MAY_HAVE_CAPS);
-	if (honours_ids) {
-		/* a user namespace's file system: its ids, no reading */
-		if (BPF_CORE_READ(file, f_inode, i_sb, s_user_ns, level))
-			s->flags |= VSFUSE_EXEC_PRIVILEGED;
-		else
-			s->flags |= VSFUSE_EXEC_MAY_HAVE_CAPS;
+	t = task_state(task, false);
+	if (!t || !(t->flags & VSFUSE_TASK_IN_EXEC)) {
+		exec_doubt();
+		return 0;
 	}
-	bpf_probe_read_kernel(magic, sizeof(magic), &bprm->buf);
-	if (magic[0] == '#' && magic[1] == '!')
-		s->flags |= VSFUSE_EXEC_SCRIPT;
-	s->files++;
-	if ((s->flags & VSFUSE_EXEC_MAY_HAVE_CAPS) && record_file(s, file))
-		return -EAGAIN;
+	i = t->files++;
+	if (t->flags & VSFUSE_TASK_PRIVILEGED)
+		return 0;
+	if (i >= VSFUSE_EXEC_FILES) {
+		t->flags |= VSFUSE_TASK_PRIVILEGED;	/* deeper than exec goes */
+		return 0;
+	}
+	f.mode = BPF_CORE_READ(file, f_inode, i_mode);
+	f.secureexec = BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec);
+	f.honours_ids = (BPF_CORE_READ(file, f_path.mnt, mnt_flags) &
+			 MNT_NOSUID) || !in_callers_namespace(task, file) ?
+			VARSYM_NO : VARSYM_YES;
+	/* a user namespace's file system: no reading its capabilities */
+	if (BPF_CORE_READ(file, f_inode, i_sb, s_user_ns, level))
+		f.caps = VARSYM_YES;
+	switch (varsym_exec_file_privilege(&f)) {
+	case VARSYM_GAINS_PRIVILEGES:
+		t->flags |= VSFUSE_TASK_PRIVILEGED;
+		break;
+	case VARSYM_CAPS_UNREAD:
+		if (!record_file(t, file, i))
+			t->flags |= VSFUSE_TASK_PRIVILEGED;	/* cannot tell */
+		else
+			t->flags |= VSFUSE_TASK_CAPS_UNREAD;
+		break;
+	case VARSYM_GAINS_NOTHING:
+		break;
+	}
 	return 0;
 }
 
@@ -311,141 +469,206 @@ SEC("lsm/bprm_creds_from_file")
 int BPF_PROG(exec_gets_creds, struct linux_binprm *bprm, struct file *file,
 	     int ret)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+	bool secureexec = BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec);
+	struct vsfuse_snapshot *s;
+	struct vsfuse_task *t;
 	__u32 tid = current_tid();
-	struct vsfuse_exec_state *s;
-	__u64 *followed;
+	__u64 exec = 0;
 
-	if (ret)
+	if (ret || !secureexec)
 		return ret;
-	s = bpf_map_lookup_elem(&exec_state, &tid);
-	if (!s || s->cred != (__u64)BPF_CORE_READ(bprm, cred))
-		return 0;	/* no walk of this exec was answered under us */
-	s->flags |= VSFUSE_EXEC_CREDS;
-	if (!BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
-		return 0;
-	s->flags |= VSFUSE_EXEC_PRIVILEGED;
-	followed = bpf_map_lookup_elem(&exec_followed, &tid);
-	if (followed && *followed == s->exec)
+	t = task_state(task, false);
+	if (t && (t->flags & VSFUSE_TASK_IN_EXEC)) {
+		t->flags |= VSFUSE_TASK_PRIVILEGED;
+		exec = t->exec;
+	} else {
+		/* no state: the exec its last walk was made in, if any */
+		s = bpf_map_lookup_elem(&snapshots, &tid);
+		if (s)
+			exec = s->exec;
+	}
+	if (!varsym_exec_may_run(exec && bpf_map_lookup_elem(&followed, &exec),
+				 true))
 		return -EPERM;
 	return 0;
 }
 
 /*
- * Committed: the exec's walks are over.  A thread that was not its
- * process's leader now has the leader's tid: its record is under the tid
- * it gave up, found by the exec's credentials.
+ * Committed: the exec's walks are over, and so are its marks.  A thread
+ * that was not its process's leader now has the leader's tid: its task
+ * storage came with it, and no other thread's state is touched.
  */
 SEC("lsm/bprm_committing_creds")
 int BPF_PROG(exec_commits, struct linux_binprm *bprm)
 {
-	__u64 cred = (__u64)BPF_CORE_READ(bprm, cred);
-	__u32 *was = bpf_map_lookup_elem(&exec_tid, &cred);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vsfuse_task *t = task_state(task, false);
 	__u32 tid = current_tid();
 
-	if (was && *was != tid) {
-		forget(*was);
-		stamp(*was, next_count(), false);
+	if (t) {
+		forget_exec(t);
+		t->flags = 0;
 	}
-	forget(tid);
-	stamp(tid, next_count(), false);
-	bpf_map_delete_elem(&exec_tid, &cred);
+	bpf_map_delete_elem(&snapshots, &tid);
 	return 0;
 }
 
-/*
- * A failed exec's credentials are freed unused (in an RCU callback, on any
- * CPU): only their key goes.  The record stays until the thread's next
- * exec replaces it or the thread exits; meanwhile the daemon ignores it
- * wherever /proc/TID/syscall shows the thread out of execve.  Deleting it
- * here could race with that next exec's begin() and delete the new record.
- */
-SEC("lsm/cred_free")
-int BPF_PROG(exec_cred_freed, struct cred *cred)
-{
-	__u64 key = (__u64)cred;
-
-	bpf_map_delete_elem(&exec_tid, &key);
-	return 0;
-}
-
-/*
- * A thread exits: its record, if a failed exec left one, goes with it, and
- * its tid's stamp is new before the tid can be given out again.
- */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(exec_thread_exits, void *task)
-{
-	__u32 tid = current_tid();
-
-	forget(tid);
-	stamp(tid, next_count(), false);
-	return 0;
-}
-
-/* A new thread's tid gets a new stamp before the thread first runs. */
+/* A new thread's tid carries no snapshot; before 6.8, it has storage. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(exec_thread_forks, struct task_struct *parent,
 	     struct task_struct *child)
 {
-	stamp(BPF_CORE_READ(child, pid), next_count(), false);
+	__u32 tid = BPF_CORE_READ(child, pid);
+
+	bpf_map_delete_elem(&snapshots, &tid);
+	/*
+	 * Before 6.8 the program is walked inside execve before any exec
+	 * hook: a task without storage then could not tell that walk from
+	 * an interpreter's whose exec lost its state.  (Failed: doubt.)
+	 */
+	if (program_opened_in_execve)
+		task_state(child, true);
 	return 0;
 }
 
-/*
- * Whether the current thread's system call is an execve in any ABI of the
- * machine, by the core's table; or may be (an ABI it does not know, a
- * kernel thread's kernel_execve()).
- */
-static bool maybe_in_execve(void)
+/* A thread exits: its exec's marks, and its tid's snapshot, go. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exec_thread_exits, struct task_struct *task)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	enum varsym_abi abi = VARSYM_ABI_UNKNOWN;
-	struct varsym_execve call;
-	struct pt_regs *regs;
-	long nr = -1;
+	struct vsfuse_task *t = task_state(bpf_get_current_task_btf(), false);
+	__u32 tid = current_tid();
 
-	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
-		return true;
-#if defined(__TARGET_ARCH_x86)
-	abi = VARSYM_ABI_X86;
-#elif defined(__TARGET_ARCH_arm64)
-	/* a compat (32-bit) program's calls are AArch32's numbers */
-	abi = BPF_CORE_READ(task, mm, start_stack) >> 32 ? VARSYM_ABI_NATIVE :
-							    VARSYM_ABI_ARM32;
-#endif
-#ifdef SYSCALL_NR
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	nr = SYSCALL_NR(regs);
-#endif
-	return varsym_execve_call(abi, nr, &call) != 0;
+	if (t)
+		forget_exec(t);
+	bpf_map_delete_elem(&snapshots, &tid);
+	return 0;
+}
+
+/* The owner of the caller's outermost user namespace, or its fsuid. */
+static __u32 owner_of(struct task_struct *task)
+{
+	struct user_namespace *ns = BPF_CORE_READ(task, cred, user_ns);
+	struct user_namespace *parent;
+	__u32 owner = BPF_CORE_READ(task, cred, fsuid.val);
+	int depth;
+
+	for (depth = 0; depth < 33 && ns; depth++) {
+		parent = BPF_CORE_READ(ns, parent);
+		if (!parent)
+			break;			/* the initial one */
+		owner = BPF_CORE_READ(ns, owner.val);
+		ns = parent;
+	}
+	return owner;
+}
+
+/* Where in an execve, if anywhere, this walk is (core/exec_rule.h). */
+static enum varsym_exec_phase exec_phase(struct task_struct *task,
+					 struct vsfuse_task *t, bool in_call,
+					 bool doubt)
+{
+	unsigned long long id[3];
+
+	if (!BPF_CORE_READ_BITFIELD_PROBED(task, in_execve)) {
+		/* the exec that state was kept for is over */
+		if (t && (t->flags & VSFUSE_TASK_IN_EXEC)) {
+			forget_exec(t);
+			t->flags = 0;
+		}
+		/* from 6.8, execve walks the program before in_execve */
+		return in_call ? VARSYM_EXEC_PROGRAM : VARSYM_EXEC_NONE;
+	}
+	if (doubt || exec_doubt_all || !t)
+		return VARSYM_EXEC_DOUBT;
+	exec_call(task, id);
+	if ((t->flags & VSFUSE_TASK_IN_EXEC) && t->files &&
+	    id[0] == t->call[0] && id[1] == t->call[1] && id[2] == t->call[2])
+		return t->flags & VSFUSE_TASK_PRIVILEGED ?
+		       VARSYM_EXEC_PRIVILEGED : VARSYM_EXEC_INTERP;
+	/* no file checked for this exec yet: its program, before 6.8 */
+	return program_opened_in_execve ? VARSYM_EXEC_PROGRAM :
+					  VARSYM_EXEC_DOUBT;
 }
 
 /*
- * A follow of a FUSE link: the caller's stamp says whether it is made
- * inside an execve, before the daemon sees the request (the program's own
- * path is walked before any exec hook runs).  Only a stamp of this tid is
- * rewritten, and only if no other thread rewrote it meanwhile.  Every
- * other link of the machine costs one comparison.
+ * A follow or a readlink of a varsymfs link: the daemon's facts for the
+ * request about to be sent, from the caller's own context.  Any other
+ * link of the machine costs a comparison (another file system) or a
+ * lookup (another FUSE file system).
  */
+static int snapshot(struct inode *inode)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct super_block *sb = BPF_CORE_READ(inode, i_sb);
+	struct vsfuse_snapshot s = {}, *old;
+	__u32 tid = current_tid(), dev;
+	unsigned int ptr_size = 8;
+	struct vsfuse_task *t;
+	bool in_call;
+	struct call c;
+
+	if (BPF_CORE_READ(sb, s_magic) != FUSE_SUPER_MAGIC)
+		return 0;
+	dev = BPF_CORE_READ(sb, s_dev);
+	if (!bpf_map_lookup_elem(&mounts, &dev))
+		return 0;
+	s.dev = dev;
+	s.ino = BPF_CORE_READ(inode, i_ino);
+	old = bpf_map_lookup_elem(&snapshots, &tid);
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
+		s.flags = VSFUSE_SNAP_KTHREAD;
+		goto write;
+	}
+	read_call(task, &c);
+	/* the program's word size, as the kernel set it at exec */
+	if (BPF_CORE_READ(task, mm, task_size) <= 0x100000000ULL)
+		s.flags |= VSFUSE_SNAP_WORD4;
+	in_call = execve_call(&c, &s.envp, &ptr_size);
+	if (in_call)
+		s.flags |= VSFUSE_SNAP_ENVP_KNOWN;
+	if (ptr_size == 4)
+		s.flags |= VSFUSE_SNAP_ENVP4;
+	s.owner = owner_of(task);
+	t = task_state(task, true);
+	s.phase = exec_phase(task, t, in_call, old &&
+			     (old->flags & VSFUSE_SNAP_EXEC_DOUBT));
+	if (s.phase != VARSYM_EXEC_NONE && s.phase != VARSYM_EXEC_PROGRAM &&
+	    old && (old->flags & VSFUSE_SNAP_EXEC_DOUBT))
+		s.flags |= VSFUSE_SNAP_EXEC_DOUBT;	/* until the exec ends */
+	if (!t)
+		goto write;
+	/* a program instance's token: new after every successful exec */
+	if (!t->token || t->token_exec_id != (__u32)task->self_exec_id) {
+		t->token = next_count();
+		t->token_exec_id = task->self_exec_id;
+	}
+	s.token = t->token;
+	s.exec = t->exec;
+	s.files = t->files;
+	s.recorded = t->recorded;
+	if (t->flags & VSFUSE_TASK_CAPS_UNREAD)
+		s.flags |= VSFUSE_SNAP_CAPS_UNREAD;
+write:
+	if (bpf_map_update_elem(&snapshots, &tid, &s, BPF_ANY) &&
+	    bpf_map_delete_elem(&snapshots, &tid) && old)
+		exec_doubt_all = 1;	/* an old snapshot stays: no trusting */
+	return 0;
+}
+
 SEC("lsm/inode_follow_link")
 int BPF_PROG(exec_follows_link, struct dentry *dentry, struct inode *inode,
 	     bool rcu, int ret)
 {
-	__u32 tid = current_tid(), slot = tid % VSFUSE_STAMP_SLOTS;
-	__u64 *s, old, new;
+	if (!ret)
+		snapshot(inode);
+	return ret;
+}
 
-	if (ret || BPF_CORE_READ(inode, i_sb, s_magic) != FUSE_SUPER_MAGIC)
-		return ret;
-	s = bpf_map_lookup_elem(&exec_stamps, &slot);
-	if (!s)
-		return 0;
-	old = *s;
-	if (vsfuse_stamp_tid(old) != tid)
-		return 0;
-	new = old & ~VSFUSE_STAMP_IN_EXECVE;
-	if (maybe_in_execve())
-		new |= VSFUSE_STAMP_IN_EXECVE;
-	if (new != old)
-		__sync_val_compare_and_swap(s, old, new);
-	return 0;
+SEC("lsm/inode_readlink")
+int BPF_PROG(exec_reads_link, struct dentry *dentry, int ret)
+{
+	if (!ret)
+		snapshot(BPF_CORE_READ(dentry, d_inode));
+	return ret;
 }

@@ -1,87 +1,93 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * exec_hooks.h - what the daemon's BPF program (exec_hooks.bpf.c) keeps
- * about each thread inside an execve, and how the daemon reads it
- * (exec_hooks.c).  Shared by the BPF program and the daemon: plain C
- * types only.
+ * exec_hooks.h - what the daemons' BPF program (exec_hooks.bpf.c) keeps
+ * about each thread, what it hands a daemon for each request, and how a
+ * daemon reads it (exec_hooks.c).  Shared by the BPF program and the
+ * daemon: plain C types only.
  */
 #ifndef VSFUSE_EXEC_HOOKS_H
 #define VSFUSE_EXEC_HOOKS_H
 
-/* What one thread's execve has shown so far; the map's value, by tid. */
-struct vsfuse_exec_state {
-	unsigned long long exec;	/* this execve's number, never reused */
-	unsigned long long cred;	/* its new credentials, as a key only */
-	unsigned int files;	/* files checked so far: program, interpreters */
-	unsigned int flags;	/* VSFUSE_EXEC_* */
+/*
+ * A thread's exec state, in BPF task storage: it belongs to the task,
+ * whatever its tid (a non-leader's exec takes its leader's), and goes with
+ * it.  Only the task's own hooks change it.
+ */
+struct vsfuse_task {
+	unsigned long long token;	/* this program instance: never reused */
+	unsigned int token_exec_id;	/* self_exec_id the token was made for */
+	unsigned int flags;		/* VSFUSE_TASK_* */
+	unsigned long long exec;	/* the exec in flight's number, or 0 */
+	/* that exec's system call: nr, first argument, envp */
+	unsigned long long call[3];
+	unsigned int files;		/* files it checked so far */
+	unsigned int recorded;		/* which files' paths are recorded */
 };
 
-/* A file so far gains privileges: set-id bits, or an LSM's secureexec. */
-#define VSFUSE_EXEC_PRIVILEGED	0x1
-/* The last file checked starts with "#!": the next walk is its interpreter. */
-#define VSFUSE_EXEC_SCRIPT	0x2
-/* The kernel has computed the new credentials (privileges are final). */
-#define VSFUSE_EXEC_CREDS	0x4
-/*
- * The last file checked may carry file capabilities the kernel would
- * honour (a mount without nosuid, of the initial user namespace): before
- * following the caller, the daemon reads them (exec_file).
- */
-#define VSFUSE_EXEC_MAY_HAVE_CAPS 0x8
+/* Between the exec's bprm_creds_for_exec and its commit. */
+#define VSFUSE_TASK_IN_EXEC	0x1
+/* A file so far gains privileges (core/exec_rule.h). */
+#define VSFUSE_TASK_PRIVILEGED	0x2
+/* A file's capabilities are for the daemon to read (vsfuse_exec_file). */
+#define VSFUSE_TASK_CAPS_UNREAD	0x4
 
-/* The last file checked, by tid: where the daemon finds its capabilities. */
+/*
+ * What a follow (or readlink) of a varsymfs link shows of its caller,
+ * taken by the BPF program in the caller's own context, before the
+ * request is sent: the daemon's facts for that request.  Keyed by tid,
+ * written and deleted only by the thread holding the tid (or, at a fork,
+ * for the new thread before it runs), and read by the daemon only while
+ * the thread waits for its answer, when the tid is still its.
+ */
+struct vsfuse_snapshot {
+	unsigned long long token;	/* vsfuse_task.token; 0: none */
+	unsigned long long exec;	/* the exec in flight, for the verdict */
+	unsigned long long envp;	/* execve's envp, when inside one */
+	unsigned long long ino;		/* the link followed: its node id */
+	unsigned int dev;		/* its super block's device */
+	unsigned int owner;		/* whose workers: see below */
+	unsigned int flags;		/* VSFUSE_SNAP_* */
+	unsigned int phase;		/* enum varsym_exec_phase */
+	unsigned int files;		/* the exec's files checked so far */
+	unsigned int recorded;		/* which of them have recorded paths */
+};
+
+#define VSFUSE_SNAP_KTHREAD	0x1	/* no process: no environment */
+#define VSFUSE_SNAP_WORD4	0x2	/* a 32-bit program: 4-byte auxv words */
+#define VSFUSE_SNAP_ENVP_KNOWN	0x4	/* envp is where .envp says */
+#define VSFUSE_SNAP_ENVP4	0x8	/* envp's pointers are 4 bytes */
+#define VSFUSE_SNAP_CAPS_UNREAD	0x10	/* read the exec's files' capabilities */
+/* An exec hook lost this exec's state: its walks are doubt. */
+#define VSFUSE_SNAP_EXEC_DOUBT	0x20
+
+/*
+ * The owner uid of the caller's outermost user namespace below the
+ * initial one, or its fsuid in the initial one: all of a user's
+ * subordinate uids are one user to the daemon's workers.
+ */
+
+/*
+ * One file an exec checked whose capabilities the daemon reads, off the
+ * exec path, before it lets an interpreter walk follow the caller: by
+ * (exec number * VSFUSE_EXEC_FILES + the file's place in the exec).
+ */
+#define VSFUSE_EXEC_FILES	8
 struct vsfuse_exec_file {
-	unsigned long long exec;	/* whose (vsfuse_exec_state.exec) */
 	unsigned long long ino;
 	unsigned int dev;	/* the kernel's: major << 20 | minor */
 	int path_len;		/* bpf_d_path's: with the NUL, or -errno */
 	char path[4096];	/* from the exec's root */
 };
 
-/* Execs in flight the maps hold; past that an execve fails (EAGAIN). */
-#define VSFUSE_EXEC_MAX		65536
+/* A varsymfs mount a daemon serves, by its device: the daemon. */
+struct vsfuse_mount {
+	unsigned int pid;
+	unsigned long long start_time;	/* /proc/PID/stat's, in ticks */
+};
 
-/*
- * Each thread's stamp: a cache hit's proof that the thread still runs the
- * program its answer was made in, and is not inside an execve (cache.c).
- * An array the daemon maps, slot tid % VSFUSE_STAMP_SLOTS, one word:
- *  - bit 0, VSFUSE_STAMP_IN_EXECVE: the thread is past an exec hook, or
- *    its last follow of a FUSE link was made inside execve(2);
- *  - bits 1-22: the tid (a kernel's tids are below 2^22, PID_MAX_LIMIT);
- *  - bits 23-63: exec_count's low 41 bits when the stamp was made.
- * A thread's exec, the end of its exec, its exit and the fork that gives a
- * tid out make a new one; only a follow rewrites bit 0 alone.  Another
- * thread whose tid shares the slot overwrites it: the stamp then fails as
- * if stale, and the daemon makes its proof from /proc instead.
- */
-#define VSFUSE_STAMP_SLOTS	65536
-#define VSFUSE_STAMP_IN_EXECVE	1ULL
-#define VSFUSE_STAMP_TID_BITS	22
-#define VSFUSE_STAMP_COUNT_SHIFT (1 + VSFUSE_STAMP_TID_BITS)
-/* A stamp's count identifies it while exec_count moves less than this. */
-#define VSFUSE_STAMP_COUNT_SPAN	(1ULL << (64 - VSFUSE_STAMP_COUNT_SHIFT))
-
-static inline unsigned long long vsfuse_stamp(unsigned long long count,
-					      unsigned int tid,
-					      int in_execve)
-{
-	return count << VSFUSE_STAMP_COUNT_SHIFT |
-	       (unsigned long long)(tid & ((1U << VSFUSE_STAMP_TID_BITS) - 1)) << 1 |
-	       (in_execve ? VSFUSE_STAMP_IN_EXECVE : 0);
-}
-
-static inline unsigned int vsfuse_stamp_tid(unsigned long long stamp)
-{
-	return (stamp >> 1) & ((1U << VSFUSE_STAMP_TID_BITS) - 1);
-}
-
-/* The whole exec_count of a stamp made when exec_count was at most now. */
-static inline unsigned long long
-vsfuse_stamp_count(unsigned long long stamp, unsigned long long now)
-{
-	return now - ((now - (stamp >> VSFUSE_STAMP_COUNT_SHIFT)) &
-		      (VSFUSE_STAMP_COUNT_SPAN - 1));
-}
+#define VSFUSE_SNAPSHOTS	16384	/* threads with a follow unanswered */
+#define VSFUSE_MOUNTS		1024
+#define VSFUSE_EXECS		65536	/* execs in flight with marks */
 
 #ifndef __bpf__
 #include <stdbool.h>
@@ -90,37 +96,46 @@ vsfuse_stamp_count(unsigned long long stamp, unsigned long long now)
 
 struct vsfuse_exec_hooks;
 
+#ifdef VSFUSE_BENCH
+/* The tests' build only: the BPF program never has a thread's state. */
+extern bool vsfuse_exec_hooks_fail_state;
+#endif
+
 /*
- * Loads and attaches the BPF program; NULL when it cannot be, with why
- * (one line: the step and the error) in why.
+ * The machine's one set of exec hooks: attached by the first daemon,
+ * shared through /sys/fs/bpf/varsymfs by the others, removed after the
+ * last (a daemon where that is no bpf file system attaches a set of its
+ * own).  NULL when they cannot be, with why (one line) in why.
  */
 struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size);
+/* This daemon's mount (mountpoint's device) is served: its follows count. */
+int vsfuse_exec_hooks_serve(struct vsfuse_exec_hooks *h, const char *mountpoint);
+/* Leaves the set; the last daemon to leave removes it. */
 void vsfuse_exec_hooks_unload(struct vsfuse_exec_hooks *h);
-/* tid's state: 1 and *s, 0 when tid is not past an exec hook. */
-int vsfuse_exec_hooks_state(struct vsfuse_exec_hooks *h, pid_t tid,
-			    struct vsfuse_exec_state *s);
+/* Whether the set is this daemon's alone (no bpf file system). */
+bool vsfuse_exec_hooks_private(const struct vsfuse_exec_hooks *h);
 /*
- * Whether the last file tid's exec checked has file capabilities: 0 only
- * when it has none for sure; 1 when it has some, or when that cannot be
- * told.  dirfd: tid's /proc/TID.
+ * The snapshot of thread tid's request for node ino of this daemon's
+ * mount: 1 and *s, or 0 when there is none (doubt).
  */
-int vsfuse_exec_hooks_file_caps(struct vsfuse_exec_hooks *h, pid_t tid,
-				int dirfd, unsigned long long exec);
+int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
+			       unsigned long long ino,
+			       struct vsfuse_snapshot *s);
 /*
- * Records that a walk of tid's exec number exec followed the caller's
+ * Whether one of the files the snapshot's exec checked has file
+ * capabilities: 0 only when none has for sure; 1 when one has, or when
+ * that cannot be told.  dirfd: the caller's /proc/TID.
+ */
+int vsfuse_exec_hooks_file_caps(struct vsfuse_exec_hooks *h, int dirfd,
+				const struct vsfuse_snapshot *s);
+/*
+ * Records that a walk of exec number exec followed the caller's
  * environment, before the answer goes back: if that exec then gains
  * privileges, the kernel refuses it (EPERM).  false when it could not be
  * recorded: the walk must then resolve as secure.
  */
-bool vsfuse_exec_hooks_followed(struct vsfuse_exec_hooks *h, pid_t tid,
+bool vsfuse_exec_hooks_followed(struct vsfuse_exec_hooks *h,
 				unsigned long long exec);
-/*
- * The stamps (VSFUSE_STAMP_SLOTS words) and exec_count, mapped read-only
- * into the daemon; NULL when the map could not be mapped.
- */
-const volatile unsigned long long *
-vsfuse_exec_hooks_stamps(struct vsfuse_exec_hooks *h,
-			 const volatile unsigned long long **count);
 #endif
 
 #endif /* VSFUSE_EXEC_HOOKS_H */

@@ -25,7 +25,7 @@
 #endif
 
 enum { KEY_HELP, KEY_VERSION, KEY_MULTITHREAD, KEY_NAIVE, KEY_CONSTANT,
-	KEY_DROP_EXEC };
+	KEY_FAIL_EXEC_STATE };
 
 struct cmdline {
 	struct vsfuse *fs;
@@ -44,7 +44,7 @@ static const struct fuse_opt cmdline_spec[] = {
 #ifdef VSFUSE_BENCH
 	FUSE_OPT_KEY("--naive", KEY_NAIVE),
 	FUSE_OPT_KEY("--constant=", KEY_CONSTANT),
-	FUSE_OPT_KEY("--drop-exec-events", KEY_DROP_EXEC),
+	FUSE_OPT_KEY("--fail-exec-state", KEY_FAIL_EXEC_STATE),
 #endif
 	FUSE_OPT_END
 };
@@ -80,12 +80,12 @@ static void usage(const char *progname)
 	       "its own, and reads callers' environments in child processes.\n"
 #ifdef VSFUSE_BENCH
 	       "\n"
-	       "This is the benchmarks' build, with two more options:\n"
+	       "This is the benchmarks' and tests' build, with three more options:\n"
 	       "    --naive           read /proc/PID/environ on every request, as a\n"
 	       "                      straightforward FUSE server would\n"
 	       "    --constant=TARGET answer TARGET to everyone: the FUSE floor\n"
-	       "    --drop-exec-events  ignore every EXEC event, as if the\n"
-	       "                      connector had lost it (the tests' lost event)\n"
+	       "    --fail-exec-state   the exec hooks never have a thread's\n"
+	       "                      state (the tests' failed allocations)\n"
 #endif
 	       "\n", progname);
 }
@@ -115,8 +115,8 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_CONSTANT:
 		cl->fs->constant = arg + strlen("--constant=");
 		return 0;
-	case KEY_DROP_EXEC:
-		vsfuse_cache_drop_exec = true;
+	case KEY_FAIL_EXEC_STATE:
+		vsfuse_exec_hooks_fail_state = true;
 		return 0;
 #endif
 	case FUSE_OPT_KEY_NONOPT:
@@ -358,9 +358,10 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "varsymfs: %s; not mounted\n", msg);
 		goto out_destroy_fs;
 	}
-	/* without exec and exit events (not root), read /proc every time */
-	if (wants_cache(&fs) && vsfuse_cache_new(&fs.cache, fs.hooks) && opts.debug)
-		fprintf(stderr, "varsymfs: no process events: no cache\n");
+	/* the exec hooks' snapshots prove a kept answer, or /proc does */
+	if (wants_cache(&fs) && vsfuse_cache_new(&fs.cache, fs.hooks != NULL) &&
+	    opts.debug)
+		fprintf(stderr, "varsymfs: no cache: %m\n");
 
 	se = fuse_session_new(&args, &vsfuse_ops, sizeof(vsfuse_ops), &fs);
 	if (!se)
@@ -369,6 +370,9 @@ int main(int argc, char *argv[])
 		goto out_destroy;
 	if (fuse_session_mount(se, opts.mountpoint))
 		goto out_remove_handlers;
+	/* the exec hooks snapshot the follows of this mount from now on */
+	if (vsfuse_exec_hooks_serve(fs.hooks, opts.mountpoint))
+		fprintf(stderr, "varsymfs: cannot register the mount with the exec hooks (%m): every walk inside an execve will resolve as secure\n");
 	if (fuse_daemonize(opts.foreground))
 		goto out_unmount;
 	/*

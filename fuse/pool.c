@@ -6,9 +6,10 @@
  * the kernel must never wait on one caller: it answers what the cache
  * knows and hands the rest to these workers, which reply themselves.  A
  * job is bounded by its deadline (the readers are), so a worker is never
- * stuck; and no uid has more than PER_UID jobs running at once, so one
+ * stuck; and no user has more than PER_OWNER jobs running at once, so one
  * user's callers, however many and however slow, leave workers free for
- * everyone else's.
+ * everyone else's.  A user is the owner of the caller's outermost user
+ * namespace (caller.c): all the subordinate uids of one are one user.
  *
  * A search mount's walks run here too, never on a thread that reads the
  * kernel's requests: a walk that comes back into the mount is answered
@@ -26,7 +27,7 @@
 
 #include "pool.h"
 
-#define PER_UID 2		/* jobs of one uid running at once */
+#define PER_OWNER 2		/* jobs of one user running at once */
 
 struct vsfuse_pool {
 	pthread_mutex_t lock;
@@ -37,7 +38,7 @@ struct vsfuse_pool {
 	vsfuse_serve_fn serve;
 	void *ctx;
 	struct running {
-		uid_t uid;
+		uid_t owner;
 		unsigned int jobs;
 	} *running;		/* max entries; jobs == 0: free */
 	pid_t *tids;		/* max entries: the workers'; 0: free */
@@ -45,17 +46,17 @@ struct vsfuse_pool {
 
 static __thread bool in_worker;
 
-static struct running *running_of(struct vsfuse_pool *p, uid_t uid)
+static struct running *running_of(struct vsfuse_pool *p, uid_t owner)
 {
 	unsigned int i;
 
 	for (i = 0; i < p->max; i++)
-		if (p->running[i].jobs && p->running[i].uid == uid)
+		if (p->running[i].jobs && p->running[i].owner == owner)
 			return &p->running[i];
 	return NULL;
 }
 
-/* The oldest queued job whose uid may run one more; under the lock. */
+/* The oldest queued job whose owner may run one more; under the lock. */
 static struct vsfuse_job *take(struct vsfuse_pool *p)
 {
 	struct vsfuse_job **jp, *job;
@@ -63,8 +64,8 @@ static struct vsfuse_job *take(struct vsfuse_pool *p)
 	unsigned int i;
 
 	for (jp = &p->head; (job = *jp); jp = &job->next) {
-		r = running_of(p, job->uid);
-		if (r && r->jobs >= PER_UID)
+		r = running_of(p, job->owner);
+		if (r && r->jobs >= PER_OWNER)
 			continue;
 		*jp = job->next;
 		if (!*jp)
@@ -73,7 +74,7 @@ static struct vsfuse_job *take(struct vsfuse_pool *p)
 			for (i = 0; p->running[i].jobs; i++)
 				;	/* fewer running than workers: found */
 			r = &p->running[i];
-			r->uid = job->uid;
+			r->owner = job->owner;
 		}
 		r->jobs++;
 		return job;
@@ -86,7 +87,7 @@ static void *worker_main(void *arg)
 	struct vsfuse_pool *p = arg;
 	struct vsfuse_job *job;
 	pid_t *tid;
-	uid_t uid;
+	uid_t owner;
 
 	in_worker = true;
 	pthread_mutex_lock(&p->lock);
@@ -101,12 +102,12 @@ static void *worker_main(void *arg)
 		}
 		if (!job)
 			break;
-		uid = job->uid;
+		owner = job->owner;
 		pthread_mutex_unlock(&p->lock);
 		p->serve(p->ctx, job);		/* replies and frees the job */
 		pthread_mutex_lock(&p->lock);
-		running_of(p, uid)->jobs--;
-		/* a job of that uid may have waited for this one */
+		running_of(p, owner)->jobs--;
+		/* a job of that owner may have waited for this one */
 		pthread_cond_broadcast(&p->wake);
 	}
 	*tid = 0;
@@ -186,11 +187,11 @@ void vsfuse_pool_submit(struct vsfuse_pool *p, struct vsfuse_job *job)
 		job = take(p);
 		pthread_mutex_unlock(&p->lock);
 		if (job) {
-			uid_t uid = job->uid;
+			uid_t owner = job->owner;
 
 			p->serve(p->ctx, job);
 			pthread_mutex_lock(&p->lock);
-			running_of(p, uid)->jobs--;
+			running_of(p, owner)->jobs--;
 			pthread_mutex_unlock(&p->lock);
 		}
 	}

@@ -11,13 +11,14 @@
 struct vsfuse_pool;
 
 /*
- * A request handed to the pool.  The submitter fills uid; the rest is the
+ * A request handed to the pool.  The submitter fills owner (the owner uid
+ * of the caller's outermost user namespace: caller.h); the rest is the
  * serve function's.  A job owns copies of what it needs: the node it asks
  * about may be forgotten before a late answer is sent.
  */
 struct vsfuse_job {
 	struct vsfuse_job *next;	/* the pool's */
-	uid_t uid;			/* at most PER_UID of one uid at once */
+	uid_t owner;			/* at most PER_OWNER of one at once */
 };
 
 /* Serves a job: replies to its request and frees it. */

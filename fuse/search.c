@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -109,17 +110,23 @@ int vsfuse_search_init(void)
 	return 0;
 }
 
+/*
+ * The caller's program may sit on a FUSE mount of its own whose server
+ * holds every GETATTR: the stat must not ask it (AT_STATX_DONT_SYNC), the
+ * thread that reads requests would wait with it.
+ */
 bool vsfuse_search_same_program(int procfd, pid_t tid)
 {
+	struct statx stx;
 	char name[32];
-	struct stat st;
 
 	if (tid <= 0)
 		return false;
 	snprintf(name, sizeof(name), "%d/exe", (int)tid);
 	/* one we may not inspect is another user's program */
-	return !fstatat(procfd, name, &st, 0) && st.st_dev == self.exe_dev &&
-	       st.st_ino == self.exe_ino;
+	return !statx(procfd, name, AT_STATX_DONT_SYNC, STATX_INO, &stx) &&
+	       makedev(stx.stx_dev_major, stx.stx_dev_minor) == self.exe_dev &&
+	       stx.stx_ino == self.exe_ino;
 }
 
 /* ---- the caller's ids ---- */
@@ -222,14 +229,18 @@ out:
 	return ret;
 }
 
-/* The identity of the root path names (dirfd, name as for statx). */
+/*
+ * The identity of the root path names (dirfd, name as for statx), as the
+ * kernel has it: the caller's root may be on a FUSE mount of its own
+ * (AT_STATX_DONT_SYNC: no GETATTR that its server could hold).
+ */
 static int root_id(int dirfd, const char *name, int flags,
 		   struct vsfuse_search_key *k)
 {
 	struct statx stx;
 
-	if (statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE,
-		  &stx))
+	if (statx(dirfd, name, flags | AT_STATX_DONT_SYNC,
+		  STATX_BASIC_STATS | STATX_MNT_ID_UNIQUE, &stx))
 		return -1;
 	/* a mount id that another mount may get later names no root */
 	if (!(stx.stx_mask & STATX_MNT_ID_UNIQUE))
