@@ -160,3 +160,140 @@ def test_a_freed_tid_carries_no_exec_state(impl, varsymfs, build, public_dir,
         "a setuid program's loader was chosen by its caller:\n" + \
         victim.describe()
     assert "real euid=0" in out and status == 0, victim.describe()
+
+
+# ---- state that cannot be had --------------------------------------------
+
+def module_build(kind=""):
+    """build/kmod/RELEASE[/KIND]/varsymfs.ko of the running kernel."""
+    version = os.environ.get("VARSYMFS_KERNEL") or os.uname().release
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    return os.path.join(root, "build", "kmod", version, kind, "varsymfs.ko")
+
+
+SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+FAIL_WATCHES = "/sys/module/varsymfs/parameters/fail_watches"
+
+
+@pytest.fixture
+def no_exec_state(impl, build, public_dir, varsymfs):
+    """A seed LOADER mount whose exec bookkeeping can never have an exec's
+    state: the module's tests build (make kmod), every watch failing to
+    allocate; the daemon's tests build (--fail-exec-state), its BPF
+    program never having a thread's task storage.  Yields the mount."""
+    roots = loaders(public_dir, build)
+    if impl == "kernel":
+        faulty = module_build("faults")
+        if not os.path.exists(faulty):
+            pytest.skip(f"no {faulty} (make kmod)")
+        if run(["rmmod", "varsymfs"], env=SBIN).returncode:
+            pytest.skip("varsymfs is in use: cannot load the tests' build")
+        try:
+            run(["insmod", faulty, "fail_watches=1000000"], env=SBIN,
+                check=True)
+            m = varsymfs(f"LOADER,default={roots['good']}")
+            yield m, roots
+            m.stop()
+        finally:
+            run(["rmmod", "varsymfs"], env=SBIN)
+            run(["insmod", module_build()], env=SBIN, check=True)
+        return
+    from conftest import Mount
+    bench = os.path.join(build, "bench")
+    where = os.path.join(public_dir, "nostate")
+    os.mkdir(where)
+    os.chmod(where, 0o755)
+
+    class NoState(Mount):
+        def argv(self):
+            argv = super().argv()
+            return argv[:1] + ["--fail-exec-state"] + argv[1:]
+
+    m = NoState(impl, bench, f"LOADER,default={roots['good']}", where)
+    ok, err = m.start()
+    if not ok:
+        raise Failed(f"mount failed: {' '.join(m.argv())}\n{err}")
+    try:
+        if exec_mode(m) != "exec hooks":
+            pytest.skip("needs the exec hooks (a BPF LSM program: the "
+                        "guests)")
+        yield m, roots
+    finally:
+        m.stop()
+
+
+def test_lost_exec_state_never_fails_an_exec(no_exec_state, build,
+                                             public_dir):
+    """Security round 4: the module killed an exec whose watch it could not
+    allocate, and the daemon's BPF program failed any exec of the machine
+    (EAGAIN) whose state it could not record.  Doubt about an exec makes
+    varsymfs's answers secure for that exec; it never fails or kills an
+    exec.  Here no exec's state can be had at all: every exec runs, a
+    setuid program's loader is the real one, and so is an ordinary
+    program's (its loader walk is doubt), whatever the caller's envp."""
+    m, roots = no_exec_state
+    exe = gcc_program(public_dir, m.link + "/ld.so", "nostate-prog")
+    suid = os.path.join(public_dir, "nostate-suid")
+    shutil.copy(exe, suid)
+    os.chown(suid, 0, 0)
+    os.chmod(suid, 0o4755)
+    for prog, want in ((exe, "real euid=65534\n"), (suid, "real euid=0\n")):
+        for _ in range(3):
+            p = run(["/usr/bin/env", f"LOADER={roots['evil']}", prog],
+                    env={}, user="nobody")
+            assert p.returncode == 0 and p.out == want, (p.cmd, p.out,
+                                                         p.err)
+    # execs that never cross a variant link: untouched
+    for argv in (["/bin/true"], [suid]):
+        assert run(argv, user="nobody").returncode == 0
+
+
+# ---- one set of exec hooks for the machine --------------------------------
+
+HOOK_PROGRAMS = ("exec_begins", "exec_checks_file", "exec_gets_creds",
+                 "exec_commits", "exec_thread_forks", "exec_thread_exits",
+                 "exec_follows_link", "exec_reads_link")
+PINS = "/sys/fs/bpf/varsymfs"
+
+
+def loaded_hook_programs():
+    """How many BPF programs of each of HOOK_PROGRAMS are loaded (the
+    kernel cuts names to 15 bytes; bpftool shows BTF's whole name)."""
+    import json
+    p = run(["bpftool", "-j", "prog", "list"], env=SBIN)
+    if p.returncode:
+        pytest.skip(f"no bpftool here: {p.err.strip()}")
+    names = [prog.get("name", "") for prog in json.loads(p.out or "[]")]
+    return {n: sum(name in (n, n[:15]) for name in names)
+            for n in HOOK_PROGRAMS}
+
+
+def test_one_set_of_exec_hooks_for_every_daemon(impl, varsymfs):
+    """Issue 32: every root daemon of the machine shares one set of exec
+    hooks (pinned under /sys/fs/bpf/varsymfs), which the last one to go
+    removes.  Before, each daemon attached its own set: N mounts, N
+    programs on every exec and every follow of the machine."""
+    if impl != "fuse":
+        pytest.skip("the FUSE daemons' exec hooks")
+    if not os.path.ismount("/sys/fs/bpf"):
+        pytest.skip("no bpf file system at /sys/fs/bpf (systemd mounts one)")
+    if any(loaded_hook_programs().values()):
+        pytest.skip("exec hooks of varsymfs daemons are loaded already")
+    mounts = [varsymfs("UNIVERSE") for _ in range(4)]
+    if exec_mode(mounts[0]) != "exec hooks":
+        pytest.skip("needs the exec hooks (a BPF LSM program: the guests)")
+    assert loaded_hook_programs() == dict.fromkeys(HOOK_PROGRAMS, 1)
+    assert len(os.listdir(PINS)) == 1, os.listdir(PINS)
+    for m in mounts[:3]:
+        m.stop()
+    assert loaded_hook_programs() == dict.fromkeys(HOOK_PROGRAMS, 1)
+    mounts[3].stop()
+    # the programs go once their last descriptor closes
+    deadline = time.monotonic() + 10
+    while any(loaded_hook_programs().values()):
+        if time.monotonic() > deadline:
+            raise Failed("exec hooks still loaded after the last daemon: "
+                         f"{loaded_hook_programs()}")
+        time.sleep(0.1)
+    assert not os.path.exists(PINS), os.listdir(PINS)

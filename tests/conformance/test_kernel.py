@@ -5,6 +5,7 @@ import errno
 import os
 import re
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -161,9 +162,9 @@ def test_nothing_left_allocated(varsymfs, probe, slab_traces):
             ranges.append((start, end))
         return lambda a: any(start <= a < end for start, end in ranges)
 
-    # a watch is allocated in new_watch(), wherever the compiler put it
+    # a watch is allocated in exec_begins(), wherever the compiler put it
     in_put = within("varsymfs_cache_put")
-    in_watch = within("new_watch", "saw_exec_file", "doubt_execs_in_flight")
+    in_watch = within("exec_begins")
     watches = lambda objects: sum(n for a, n in objects.items()
                                   if in_watch(a))
     # every exec's watch ends when the exec returns; its memory comes back
@@ -335,22 +336,75 @@ def reload_module(before=None):
         run(["insmod", module_path()], env=SBIN, check=True)
 
 
-def test_execs_during_module_load(public_dir):
-    """docs/SECURITY.md: any user can load the module (a rootless mount).
-    The module attaches its exec hook while execs run on the other CPU
-    (each of which may be anywhere in its execve then): every exec goes on,
-    and the kernel logs no problem (vm-run fails the guest on any)."""
-    if run(["rmmod", "varsymfs"], env=SBIN).returncode:
-        pytest.skip("varsymfs is in use: cannot load it again")
+def test_execs_during_mount_and_umount(varsymfs, public_dir):
+    """docs/SECURITY.md: any user can make the module attach its exec hooks
+    (a rootless mount).  They are attached at the first mount and detached
+    after the last umount, while execs run on the other CPU (each of which
+    may be anywhere in its execve then): every exec goes on, and the
+    kernel logs no problem (vm-run fails the guest on any)."""
     failed = dmesg().count("cannot attach")
-    execs = exec_loop()
-    try:
-        time.sleep(0.2)         # the loop is under way
-        run(["insmod", module_path()], env=SBIN, check=True)
-    finally:
-        finish(execs)
+    for _ in range(3):
+        execs = exec_loop(200)
+        try:
+            time.sleep(0.2)         # the loop is under way
+            m = varsymfs("UNIVERSE")
+            time.sleep(0.2)
+            m.stop()
+        finally:
+            finish(execs)
     assert run(["/bin/true"]).returncode == 0
     assert dmesg().count("cannot attach") == failed
+
+
+TRACING = "/sys/kernel/tracing"
+HOOKED = ("prepare_exec_creds", "security_bprm_check",
+          "security_bprm_committing_creds", "abort_creds")
+
+
+def hooked_functions():
+    """The functions of HOOKED that some ftrace_ops is attached to."""
+    if not os.path.exists(TRACING + "/enabled_functions"):
+        run(["mount", "-t", "tracefs", "none", TRACING], env=SBIN)
+    if not os.path.exists(TRACING + "/enabled_functions"):
+        pytest.skip("no tracefs: cannot list the attached functions")
+    with open(TRACING + "/enabled_functions") as f:
+        names = {line.split()[0] for line in f if line.strip()}
+    return sorted(n for n in HOOKED if n in names)
+
+
+def test_no_exec_hook_while_nothing_is_mounted(public_dir):
+    """Issue 32: a loaded module costs execs nothing until it is mounted.
+    Its hooks are attached at the first mount (here two, in two mount
+    namespaces) and gone after the last umount."""
+    if mounted_at_type("varsymfs"):
+        pytest.skip("a varsymfs mount exists already")
+    reload_module()
+    assert hooked_functions() == [], "hooked with nothing mounted, after insmod"
+    where = [tempfile.mkdtemp(dir=public_dir) for _ in range(2)]
+    run(["mount", "-t", "varsymfs", "-o", "UNIVERSE", "none", where[0]],
+        env=SBIN, check=True)
+    # the second, in a mount namespace of its own, outlives the first
+    other = subprocess.Popen(["unshare", "-m", "--propagation", "private",
+                              "sh", "-c", "mount -t varsymfs none $0 && "
+                              "echo mounted && read x", where[1]],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             env=SBIN)
+    try:
+        assert other.stdout.readline() == b"mounted\n"
+        assert hooked_functions() == sorted(HOOKED)
+        run(["umount", where[0]], env=SBIN, check=True)
+        assert hooked_functions() == sorted(HOOKED), \
+            "unhooked while a mount in another namespace exists"
+    finally:
+        other.communicate(b"\n", timeout=60)
+        if mounted_at(where[0]):
+            run(["umount", where[0]], env=SBIN)
+    assert hooked_functions() == [], "still hooked after the last umount"
+
+
+def mounted_at_type(fstype):
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split(" - ")[1].split()[0] == fstype for line in f)
 
 
 MISC = "/proc/sys/fs/binfmt_misc"
@@ -481,7 +535,6 @@ def test_a_chain_of_scripts_follows_envp_at_each_interpreter(
 
 
 FTRACE_ENABLED = "/proc/sys/kernel/ftrace_enabled"
-KPROBES_ENABLED = "/sys/kernel/debug/kprobes/enabled"
 
 
 def write_sysctl(path, value):
@@ -508,92 +561,54 @@ def exec_answers(m, public_dir, build, roots):
     return setuid.out, own.out + own.err
 
 
-def test_the_exec_hook_cannot_be_switched_off(varsymfs, build, public_dir):
-    """docs/SECURITY.md: root's global switches of the function tracer
-    (sysctl kernel.ftrace_enabled, debugfs' kprobes/enabled) would silence
-    a kprobe without telling the module, which would then take a setuid
-    program's loader walk for a program's own.  The module's ftrace_ops is
-    PERMANENT: ftrace_enabled=0 is refused with EBUSY, kprobes/enabled does
-    not touch it, and the setuid program's loader stays the real one."""
+def test_the_exec_hook_switched_off_fails_closed(varsymfs, build, public_dir):
+    """docs/SECURITY.md: root's global switch of the function tracer
+    (sysctl kernel.ftrace_enabled=0, refused from 7.3) silences the exec
+    hooks without telling the module.  Every exec then has no watch, and
+    every walk inside one resolves as secure: the setuid program's loader
+    stays the real one.  Before 6.8 the program's own path is walked
+    inside execve too, and gets the default (the execve rule is lost,
+    never the loader rule); from 6.8 it is walked before, and the system
+    call alone tells it, as on any kernel.  (Until round 4 the module's
+    hook was PERMANENT, which refused ftrace_enabled=0 machine-wide while
+    the module was loaded.)"""
     from test_secure import loader_universes
     if not os.path.exists(FTRACE_ENABLED):
         pytest.skip("no function tracer in this kernel")
     roots = loader_universes(public_dir, build)
     m = varsymfs(f"LOADER,default={roots['good']}")
-    # refused: EBUSY for a PERMANENT ops; 7.x refuses the switch outright
-    assert write_sysctl(FTRACE_ENABLED, "0") in (errno.EBUSY,
-                                                  errno.EOPNOTSUPP)
-    with open(FTRACE_ENABLED) as f:
-        assert f.read().strip() == "1"
-    if not os.path.exists(KPROBES_ENABLED):
-        run(["mount", "-t", "debugfs", "none", "/sys/kernel/debug"],
-            env=SBIN)
-    switched = os.path.exists(KPROBES_ENABLED) and \
-        write_sysctl(KPROBES_ENABLED, "0") == 0
+    err = write_sysctl(FTRACE_ENABLED, "0")
+    if err == errno.EOPNOTSUPP:
+        pytest.skip("this kernel refuses ftrace_enabled=0 outright")
+    assert err == 0, os.strerror(err)
     try:
         setuid, own = exec_answers(m, public_dir, build, roots)
-        assert setuid == "real euid=0\n", setuid
-        assert "FAKE" in own, own     # the program's own path: envp
     finally:
-        if switched:
-            write_sysctl(KPROBES_ENABLED, "1")
-
-
-def test_no_exec_hook_fails_closed(varsymfs, build, public_dir):
-    """Where the hook cannot be attached (here: loaded while
-    ftrace_enabled=0, which refuses PERMANENT ops), the module says so and
-    every walk inside an execve resolves as secure: the setuid program's
-    loader is the real one.  Before 6.8 the program's own path is walked
-    inside execve too, and gets the default (the execve rule is lost, never
-    the loader rule); from 6.8 it is walked before, and the system call
-    alone tells it, as on any kernel."""
-    from test_secure import loader_universes
-    if not os.path.exists(FTRACE_ENABLED):
-        pytest.skip("no function tracer in this kernel")
-    log = dmesg()
-
-    def without_ftrace():
-        err = write_sysctl(FTRACE_ENABLED, "0")
-        if err == errno.EOPNOTSUPP:
-            pytest.skip("this kernel refuses ftrace_enabled=0 outright: "
-                        "no way to make the hook fail to attach")
-        assert err == 0
-    m = None
-    try:
-        reload_module(without_ftrace)
         assert write_sysctl(FTRACE_ENABLED, "1") == 0
-        assert "cannot attach to security_bprm_check" in dmesg()[len(log):]
-        roots = loader_universes(public_dir, build)
-        m = varsymfs(f"LOADER,default={roots['good']}")
-        setuid, own = exec_answers(m, public_dir, build, roots)
-        assert setuid == "real euid=0\n", setuid
-        release = tuple(map(int, re.findall(r"\d+", os.uname().release)[:2]))
-        if release < (6, 8):
-            # the default's loader, run as a program: it prints its usage
-            assert "FAKE" not in own, own
-        else:
-            assert "FAKE" in own, own
-    finally:
-        write_sysctl(FTRACE_ENABLED, "1")
-        if m:
-            m.stop()
-        run(["rmmod", "varsymfs"], env=SBIN)
-        run(["insmod", module_path()], env=SBIN, check=True)
-    # loaded again with the tracer on, it attached: no second message
-    assert dmesg()[len(log):].count("cannot attach") == 1
+    assert setuid == "real euid=0\n", setuid
+    release = tuple(map(int, re.findall(r"\d+", os.uname().release)[:2]))
+    if release < (6, 8):
+        # the default's loader, run as a program: it prints its usage
+        assert "FAKE" not in own, own
+    else:
+        assert "FAKE" in own, own
+    # switched on again, the hooks were never detached
+    setuid, own = exec_answers(m, public_dir, build, roots)
+    assert setuid == "real euid=0\n" and "FAKE" in own, (setuid, own)
 
 
 def test_exec_in_flight_at_module_load_keeps_the_real_loader(
         build, public_dir, stall):
-    """docs/SECURITY.md: any user can load the module, and a setuid
-    program's execve may be anywhere when it loads.  Here nobody's exec of
-    a setuid-root program passes security_bprm_check() with no module
-    loaded, and its loader's walk (PT_INTERP, through nobody's own slow
-    FUSE link) reaches a varsymfs mount made while it waited.  Before 6.8
-    a walk inside execve with no watch is taken for the program's own
-    path: without the watch of doubt the module gives execs in flight at
-    load, LOADER in nobody's envp chose the loader that ran as root
-    (FAKE-LOADER euid=0 on 6.1).  The slow link in PT_INTERP is the test's
+    """docs/SECURITY.md: any user can load the module and mount it, and a
+    setuid program's execve may be anywhere when the first mount attaches
+    the exec hooks.  Here nobody's exec of a setuid-root program passes
+    security_bprm_check() with no module loaded, and its loader's walk
+    (PT_INTERP, through nobody's own slow FUSE link) reaches a varsymfs
+    mount made while it waited.  Before 6.8 a walk inside execve with no
+    watch was taken for the program's own path: LOADER in nobody's envp
+    chose the loader that ran as root (FAKE-LOADER euid=0 on 6.1).  Now
+    every exec's watch is made at its start (prepare_exec_creds), and a
+    walk inside an execve without one is doubt.  The slow link in PT_INTERP is the test's
     way to hold the exec there for seconds; on a real setuid program the
     window is the time between its two exec steps, which a user can only
     widen (evicting its pages from the cache, for one)."""

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * test_daemon.c - table-driven unit tests of how the FUSE daemon reads its
- * callers' /proc/TID/syscall: which system call, in every ABI; and of the
- * exec hooks' stamps (exec_hooks.h), as the BPF program writes them and the
- * answer cache reads them.
+ * test_daemon.c - table-driven unit tests of how the FUSE daemon without
+ * its exec hooks reads its callers' /proc/TID/syscall: which system call,
+ * in every ABI of the machine at once.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -58,9 +57,9 @@ static void test_syscall_lines(void)
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		uint64_t envp = 0;
 		unsigned int ptr_size = 0;
-		enum vsfuse_in in = vsfuse_syscall_parse(rows[i].line,
-							 rows[i].word, &envp,
-							 &ptr_size);
+		enum vsfuse_in in = vsfuse_syscall_parse(
+			rows[i].line, vsfuse_syscall_abi(rows[i].word), &envp,
+			&ptr_size);
 
 		check(in == rows[i].in, "syscall \"%s\" (word %u): %d, not %d",
 		      rows[i].line, rows[i].word, in, rows[i].in);
@@ -74,49 +73,44 @@ static void test_syscall_lines(void)
 	}
 }
 
-/*
- * A stamp keeps its tid and execve bit, and gives back its whole count from
- * any later count less than VSFUSE_STAMP_COUNT_SPAN past it, across the
- * wrap of its 41 bits; a count a whole span later reads as a new one.
- */
-static void test_stamps(void)
+/* arm64's two ABIs at once, as the daemon without its exec hooks reads them */
+static void test_syscall_lines_arm64(void)
 {
-	const unsigned long long span = VSFUSE_STAMP_COUNT_SPAN;
 	static const struct {
-		unsigned long long count, now;
-		unsigned int tid;
-		int in_execve;
+		const char *line;
+		enum vsfuse_in in;
+		uint64_t envp;
+		unsigned int ptr_size;
 	} rows[] = {
-		{ 1, 1, 1, 0 },
-		{ 7, 9, 4194303, 1 },		/* the largest tid */
-		{ span - 1, span + 5, 300, 0 },	/* the 41 bits wrapped */
-		{ 3 * span + 2, 4 * span + 1, 65536 + 12, 1 },
-		{ 5, 5 + span - 1, 12, 0 },	/* the last count that tells */
+		/* AArch32 execve, execveat: 32-bit pointers */
+		{ "11 0x10000 0x20000 0x30000 0x0 0x0 0x0 0xff00 0x8000",
+		  VSFUSE_IN_EXECVE, 0x30000, 4 },
+		{ "387 0x3 0x10000 0x20000 0x30000 0x0 0x0 0xff00 0x8000",
+		  VSFUSE_IN_EXECVE, 0x30000, 4 },
+		/* AArch32's fcntl64, socket: arm64's execve, execveat */
+		{ "221 0x1 0x2 0x3 0x0 0x0 0x0 0xff00 0x8000", VSFUSE_IN_OTHER,
+		  0, 0 },
+		{ "-1 0xff00 0x8000", VSFUSE_IN_OTHER, 0, 0 },
 	};
-	unsigned long long s;
 	size_t i;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		s = vsfuse_stamp(rows[i].count, rows[i].tid, rows[i].in_execve);
-		check(vsfuse_stamp_tid(s) == rows[i].tid, "stamp row %zu: tid %u",
-		      i, vsfuse_stamp_tid(s));
-		check(!(s & VSFUSE_STAMP_IN_EXECVE) == !rows[i].in_execve,
-		      "stamp row %zu: execve bit", i);
-		check(vsfuse_stamp_count(s, rows[i].now) == rows[i].count,
-		      "stamp row %zu: count %llu, not %llu", i,
-		      vsfuse_stamp_count(s, rows[i].now), rows[i].count);
+		uint64_t envp = 0;
+		unsigned int ptr_size = 0;
+		enum vsfuse_in in = vsfuse_syscall_parse(rows[i].line,
+							 VARSYM_ABI_ARM64,
+							 &envp, &ptr_size);
+
+		check(in == rows[i].in && (in != VSFUSE_IN_EXECVE ||
+		      (envp == rows[i].envp && ptr_size == rows[i].ptr_size)),
+		      "arm64 syscall \"%s\": %d, envp %#llx/%u", rows[i].line,
+		      in, (unsigned long long)envp, ptr_size);
 	}
-	s = vsfuse_stamp(5, 12, 0);
-	check(vsfuse_stamp_count(s, 5 + span) == 5 + span,
-	      "a count a whole span later reads as the newer one");
-	check(vsfuse_stamp(5, 12, 0) != vsfuse_stamp(6, 12, 0) &&
-	      vsfuse_stamp(5, 12, 0) != vsfuse_stamp(5, 13, 0),
-	      "stamps of other counts or tids differ");
 }
 
 int main(void)
 {
 	test_syscall_lines();
-	test_stamps();
+	test_syscall_lines_arm64();
 	return report();
 }
