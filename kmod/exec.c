@@ -27,6 +27,11 @@
  * hooks were attached, only loses the execve rule.  Nothing here fails or
  * kills an exec for its own bookkeeping.
  *
+ * The ops are PERMANENT, as livepatch's: while they are attached,
+ * sysctl kernel.ftrace_enabled=0 is refused (EBUSY).  Silenced in the
+ * middle of an exec, they would leave a watch that saw no file (and take
+ * an interpreter's walk for the program's own) and skip the verdict.
+ *
  * A watch lives as long as its exec, and no longer than its task: it ends
  * at the commit, or by a task work item that runs when the task returns
  * to user space after a failed exec, or exits.  Something else may run
@@ -343,7 +348,8 @@ static_assert(__same_type(&abort_creds, void (*)(struct cred *)));
 	.name = #function,						\
 	.ops = {							\
 		.func = callback,					\
-		.flags = FTRACE_OPS_FL_RECURSION | VARSYMFS_FTRACE_REGS, \
+		.flags = FTRACE_OPS_FL_RECURSION | FTRACE_OPS_FL_PERMANENT | \
+			 VARSYMFS_FTRACE_REGS,				\
 	},								\
 }
 
@@ -473,7 +479,7 @@ static void end_all_watches(void)
  * varsymfs_exec_attach - a varsymfs mount is made
  *
  * The first one attaches the hooks (sleeps).  If they cannot be, every
- * walk inside an execve resolves as secure.
+ * walk inside an execve resolves as secure until the last umount.
  */
 void varsymfs_exec_attach(void)
 {
@@ -495,7 +501,7 @@ void varsymfs_exec_attach(void)
 		if (!ret)
 			ret = register_ftrace_function(&hooks[i].ops);
 		if (ret) {
-			pr_warn("cannot attach to %s (%d): every walk inside execve resolves as secure-exec\n",
+			pr_warn("cannot attach to %s (%d): every walk inside execve resolves as secure-exec until the last varsymfs umount\n",
 				hooks[i].name, ret);
 			detach_hooks(i);
 		}

@@ -561,30 +561,69 @@ def exec_answers(m, public_dir, build, roots):
     return setuid.out, own.out + own.err
 
 
-def test_the_exec_hook_switched_off_fails_closed(varsymfs, build, public_dir):
+def test_the_exec_hook_cannot_be_switched_off_while_mounted(
+        varsymfs, build, public_dir):
     """docs/SECURITY.md: root's global switch of the function tracer
-    (sysctl kernel.ftrace_enabled=0, refused from 7.3) silences the exec
-    hooks without telling the module.  Every exec then has no watch, and
-    every walk inside one resolves as secure: the setuid program's loader
-    stays the real one.  Before 6.8 the program's own path is walked
-    inside execve too, and gets the default (the execve rule is lost,
-    never the loader rule); from 6.8 it is walked before, and the system
-    call alone tells it, as on any kernel.  (Until round 4 the module's
-    hook was PERMANENT, which refused ftrace_enabled=0 machine-wide while
-    the module was loaded.)"""
+    (sysctl kernel.ftrace_enabled=0) would silence the exec hooks in the
+    middle of an exec without telling the module: its watch would have
+    seen no file, and an interpreter's walk would pass for the program's
+    own.  While a varsymfs mount exists the hooks are PERMANENT and the
+    switch is refused (EBUSY; 7.x kernels refuse it outright); the setuid
+    program's loader stays the real one.  With the module loaded and
+    nothing mounted nothing is attached, and the switch works."""
     from test_secure import loader_universes
     if not os.path.exists(FTRACE_ENABLED):
         pytest.skip("no function tracer in this kernel")
+    if mounted_at_type("varsymfs"):
+        pytest.skip("a varsymfs mount exists already")
     roots = loader_universes(public_dir, build)
     m = varsymfs(f"LOADER,default={roots['good']}")
     err = write_sysctl(FTRACE_ENABLED, "0")
     if err == errno.EOPNOTSUPP:
         pytest.skip("this kernel refuses ftrace_enabled=0 outright")
-    assert err == 0, os.strerror(err)
     try:
+        assert err == errno.EBUSY, os.strerror(err) if err else \
+            "ftrace_enabled=0 taken while mounted"
+        with open(FTRACE_ENABLED) as f:
+            assert f.read().strip() == "1"
         setuid, own = exec_answers(m, public_dir, build, roots)
+        assert setuid == "real euid=0\n", setuid
+        assert "FAKE" in own, own     # the program's own path: envp
+        m.stop()
+        assert write_sysctl(FTRACE_ENABLED, "0") == 0, \
+            "ftrace_enabled=0 refused with nothing mounted"
     finally:
         assert write_sysctl(FTRACE_ENABLED, "1") == 0
+
+
+def test_no_exec_hook_fails_closed(varsymfs, build, public_dir):
+    """Where the hooks cannot be attached at the first mount (here:
+    mounted while ftrace_enabled=0, which refuses PERMANENT ops), the
+    module says so and every walk inside an execve resolves as secure
+    until the last umount: the setuid program's loader is the real one.
+    Before 6.8 the program's own path is walked inside execve too, and
+    gets the default (the execve rule is lost, never the loader rule);
+    from 6.8 it is walked before, and the system call alone tells it, as
+    on any kernel.  The next mount, with the tracer on, attaches them."""
+    from test_secure import loader_universes
+    if not os.path.exists(FTRACE_ENABLED):
+        pytest.skip("no function tracer in this kernel")
+    if mounted_at_type("varsymfs"):
+        pytest.skip("a varsymfs mount exists already")
+    roots = loader_universes(public_dir, build)
+    log = dmesg()
+    err = write_sysctl(FTRACE_ENABLED, "0")
+    if err == errno.EOPNOTSUPP:
+        pytest.skip("this kernel refuses ftrace_enabled=0 outright: "
+                    "no way to make the hooks fail to attach")
+    assert err == 0, os.strerror(err)
+    try:
+        m = varsymfs(f"LOADER,default={roots['good']}")
+    finally:
+        assert write_sysctl(FTRACE_ENABLED, "1") == 0
+    assert "cannot attach to prepare_exec_creds" in dmesg()[len(log):]
+    assert hooked_functions() == []
+    setuid, own = exec_answers(m, public_dir, build, roots)
     assert setuid == "real euid=0\n", setuid
     release = tuple(map(int, re.findall(r"\d+", os.uname().release)[:2]))
     if release < (6, 8):
@@ -592,7 +631,11 @@ def test_the_exec_hook_switched_off_fails_closed(varsymfs, build, public_dir):
         assert "FAKE" not in own, own
     else:
         assert "FAKE" in own, own
-    # switched on again, the hooks were never detached
+    m.stop()
+    # mounted again with the tracer on, the hooks attach
+    m = varsymfs(f"LOADER,default={roots['good']}")
+    assert hooked_functions() == sorted(HOOKED)
+    assert dmesg()[len(log):].count("cannot attach") == 1
     setuid, own = exec_answers(m, public_dir, build, roots)
     assert setuid == "real euid=0\n" and "FAKE" in own, (setuid, own)
 
