@@ -174,6 +174,7 @@ struct {
 /* By tid (exec_hooks.h: who writes it, who reads it, when). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, VSFUSE_SNAPSHOTS);
 	__type(key, __u32);
 	__type(value, struct vsfuse_snapshot);
@@ -572,14 +573,14 @@ static enum varsym_exec_phase exec_phase(struct task_struct *task,
 
 	if (!BPF_CORE_READ_BITFIELD_PROBED(task, in_execve)) {
 		/* the exec that state was kept for is over */
-		if (t && (t->flags & VSFUSE_TASK_IN_EXEC)) {
+		if (t && t->flags) {
 			forget_exec(t);
 			t->flags = 0;
 		}
 		/* from 6.8, execve walks the program before in_execve */
 		return in_call ? VARSYM_EXEC_PROGRAM : VARSYM_EXEC_NONE;
 	}
-	if (doubt || exec_doubt_all || !t)
+	if (doubt || exec_doubt_all || !t || (t->flags & VSFUSE_TASK_DOUBT))
 		return VARSYM_EXEC_DOUBT;
 	exec_call(task, id);
 	if ((t->flags & VSFUSE_TASK_IN_EXEC) && t->files &&
@@ -630,7 +631,17 @@ static int snapshot(struct inode *inode)
 	if (ptr_size == 4)
 		s.flags |= VSFUSE_SNAP_ENVP4;
 	s.owner = owner_of(task);
-	t = task_state(task, true);
+	t = task_state(task, false);
+	if (!t) {
+		t = task_state(task, true);
+		/*
+		 * Inside an execve, a task without state is in an exec that
+		 * began before this set was loaded (or lost its state): from
+		 * here that is no program's own walk, whatever comes next.
+		 */
+		if (t && BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
+			t->flags = VSFUSE_TASK_DOUBT;
+	}
 	s.phase = exec_phase(task, t, in_call, old &&
 			     (old->flags & VSFUSE_SNAP_EXEC_DOUBT));
 	if (s.phase != VARSYM_EXEC_NONE && s.phase != VARSYM_EXEC_PROGRAM &&

@@ -30,6 +30,11 @@ struct vsfuse_task {
 #define VSFUSE_TASK_PRIVILEGED	0x2
 /* A file's capabilities are for the daemon to read (vsfuse_exec_file). */
 #define VSFUSE_TASK_CAPS_UNREAD	0x4
+/*
+ * Made inside an execve: that exec began before this set was loaded, or
+ * lost its state; its walks are doubt until it ends.
+ */
+#define VSFUSE_TASK_DOUBT	0x8
 
 /*
  * What a follow (or readlink) of a varsymfs link shows of its caller,
@@ -85,7 +90,12 @@ struct vsfuse_mount {
 	unsigned long long start_time;	/* /proc/PID/stat's, in ticks */
 };
 
-#define VSFUSE_SNAPSHOTS	16384	/* threads with a follow unanswered */
+/*
+ * Threads whose last follow of a varsymfs link is kept (until they exec or
+ * exit); allocated as used.  Past it, or without memory, a thread's walk
+ * has no snapshot: doubt, secure on a mount serving others.
+ */
+#define VSFUSE_SNAPSHOTS	65536
 #define VSFUSE_MOUNTS		1024
 #define VSFUSE_EXECS		65536	/* execs in flight with marks */
 

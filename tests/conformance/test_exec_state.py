@@ -201,6 +201,9 @@ def no_exec_state(impl, build, public_dir, varsymfs):
         return
     from conftest import Mount
     bench = os.path.join(build, "bench")
+    if not os.path.exists(os.path.join(bench, "varsymfs")):
+        # the sanitizers' builds have none
+        pytest.skip(f"no {bench}/varsymfs (the tests' build of make check)")
     where = os.path.join(public_dir, "nostate")
     os.mkdir(where)
     os.chmod(where, 0o755)
@@ -297,3 +300,44 @@ def test_one_set_of_exec_hooks_for_every_daemon(impl, varsymfs):
                          f"{loaded_hook_programs()}")
         time.sleep(0.1)
     assert not os.path.exists(PINS), os.listdir(PINS)
+
+
+def test_exec_in_flight_when_the_exec_hooks_load(impl, varsymfs, build,
+                                                 public_dir, stall):
+    """The daemon's side of test_kernel.py's exec in flight at module
+    load: a root daemon may start (or restart, at a package upgrade)
+    while an exec of a setuid program is under way.  Here nobody's exec
+    passes its first exec hook with no set loaded, and its loader's walk
+    (PT_INTERP through nobody's own slow FUSE link) reaches a mount made
+    meanwhile.  Before 6.8 that thread's task storage, first made at that
+    walk, looked like a program's own walk: LOADER in nobody's envp chose
+    the loader that ran as root.  Now storage made inside an execve marks
+    the rest of that exec doubt: the real loader runs."""
+    if impl != "fuse":
+        pytest.skip("the module's is test_kernel.py's "
+                    "test_exec_in_flight_at_module_load_keeps_the_real_loader")
+    if any(loaded_hook_programs().values()):
+        pytest.skip("exec hooks of varsymfs daemons are loaded already")
+    roots = loaders(public_dir, build)
+    vmnt = os.path.join(public_dir, "vm")
+    os.mkdir(vmnt)
+    os.chmod(vmnt, 0o755)
+    # 10 s: room for the daemon to load its programs under TCG
+    st = stall(slow=[f"go:{vmnt}/resolve/ld.so:10000"])
+    exe = gcc_program(public_dir, os.path.join(st.dir, "go"), "inflight")
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o4755)
+    prog = Bg(["/usr/bin/env", f"LOADER={roots['evil']}", exe], env={},
+              user="nobody")
+    try:
+        assert st.bg.wait_line(lambda s: s == "slow go", 15), \
+            st.bg.describe()
+        m = varsymfs(f"LOADER,default={roots['good']}", where=vmnt)
+        if exec_mode(m) != "exec hooks":
+            pytest.skip("needs the exec hooks (a BPF LSM program: the "
+                        "guests)")
+        assert prog.wait(60) is not None, prog.describe()
+        assert prog.text() == "real euid=0", prog.describe()
+    finally:
+        if prog.p.poll() is None:
+            prog.end()
