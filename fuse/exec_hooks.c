@@ -426,44 +426,20 @@ fail:
 }
 
 /*
- * The device of the newest mount at mountpoint, from /proc/self/mountinfo
- * (its mount points are escaped as octal, "\040" for a blank).  Never by
- * a stat of the mount: that would ask this daemon, whose loop has not
- * started yet (docs/SPEC.md section 7: it never walks its own mount).
+ * The device of the mount at mountpoint.  AT_STATX_DONT_SYNC: the root's
+ * attributes as the kernel holds them, never a GETATTR to this daemon,
+ * whose loop has not started yet (docs/SPEC.md section 7: it never walks
+ * its own mount); the device is the super block's.
  */
 static int mount_dev(const char *mountpoint, unsigned int *dev)
 {
-	char line[4096], point[4096], *p, *q;
-	unsigned int major, minor;
-	bool found = false;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	struct statx stx;
 
-	if (!f)
+	if (statx(AT_FDCWD, mountpoint, AT_STATX_DONT_SYNC, 0, &stx))
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &major, &minor,
-			   point) != 3)
-			continue;
-		for (p = q = point; *p; q++) {
-			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' &&
-			    p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
-			    p[3] <= '7') {
-				*q = (p[1] - '0') << 6 | (p[2] - '0') << 3 |
-				     (p[3] - '0');
-				p += 4;
-			} else {
-				*q = *p++;
-			}
-		}
-		*q = '\0';
-		if (strcmp(point, mountpoint))
-			continue;
-		/* the kernel's dev_t: major << 20 | minor */
-		*dev = major << 20 | minor;
-		found = true;
-	}
-	fclose(f);
-	return found ? 0 : -ENOENT;
+	/* the kernel's dev_t: major << 20 | minor */
+	*dev = stx.stx_dev_major << 20 | stx.stx_dev_minor;
+	return 0;
 }
 
 int vsfuse_exec_hooks_serve(struct vsfuse_exec_hooks *h,
@@ -481,11 +457,6 @@ int vsfuse_exec_hooks_serve(struct vsfuse_exec_hooks *h,
 		return -errno;
 	h->serving = true;
 	return 0;
-}
-
-bool vsfuse_exec_hooks_private(const struct vsfuse_exec_hooks *h)
-{
-	return !h->dir[0];
 }
 
 void vsfuse_exec_hooks_unload(struct vsfuse_exec_hooks *h)

@@ -122,8 +122,6 @@ struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size);
 int vsfuse_exec_hooks_serve(struct vsfuse_exec_hooks *h, const char *mountpoint);
 /* Leaves the set; the last daemon to leave removes it. */
 void vsfuse_exec_hooks_unload(struct vsfuse_exec_hooks *h);
-/* Whether the set is this daemon's alone (no bpf file system). */
-bool vsfuse_exec_hooks_private(const struct vsfuse_exec_hooks *h);
 /*
  * The snapshot of thread tid's request for node ino of this daemon's
  * mount: 1 and *s, or 0 when there is none (doubt).
