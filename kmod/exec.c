@@ -8,8 +8,9 @@
  * is still the caller: its credentials and environment are the user's;
  * the program's credentials are computed only later, in begin_new_exec().
  * A loadable module cannot be an LSM, so varsymfs follows each exec with
- * ftrace_ops on four functions, attached while a varsymfs mount exists
- * (varsymfs_exec_attach) and detached after the last one goes:
+ * ftrace_ops on four functions, attached at the first varsymfs mount
+ * (varsymfs_exec_attach) and detached a few seconds after the last one
+ * goes:
  *
  *   prepare_exec_creds()       an exec begins (only exec calls it), before
  *                              any of its walks but the program's own path
@@ -58,6 +59,7 @@
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/user_namespace.h>
+#include <linux/workqueue.h>
 #include <linux/xattr.h>
 
 #include "varsymfs.h"
@@ -98,6 +100,16 @@ static struct hlist_bl_head watches[1 << WATCH_BITS];
 static DEFINE_MUTEX(attach_lock);
 static unsigned int mounts;
 static bool hooked;
+
+/*
+ * The hooks go this long after the last umount, unless a mount comes
+ * first: attaching and detaching patch the kernel's text on every CPU, and
+ * any user may mount and unmount the module in a namespace of their own,
+ * in a loop.  So that costs the machine one patching per period at most.
+ */
+#define DETACH_DELAY (5 * HZ)
+static void detach_unused(struct work_struct *work);
+static DECLARE_DELAYED_WORK(detach_work, detach_unused);
 
 #ifdef VARSYMFS_FAULT_INJECTION
 /* The tests' build only (make kmod-faults): watches that fail to allocate. */
@@ -487,7 +499,8 @@ void varsymfs_exec_attach(void)
 	int ret = 0;
 
 	mutex_lock(&attach_lock);
-	if (mounts++) {
+	/* attached, or waiting to be detached: they stay */
+	if (mounts++ || hooked) {
 		mutex_unlock(&attach_lock);
 		return;
 	}
@@ -510,15 +523,33 @@ void varsymfs_exec_attach(void)
 	mutex_unlock(&attach_lock);
 }
 
-/** varsymfs_exec_detach - a varsymfs mount is gone; the last detaches */
+/* The hooks, unless a mount is back; under attach_lock. */
+static void detach_now(void)
+{
+	if (mounts || !hooked)
+		return;
+	detach_hooks(ARRAY_SIZE(hooks));
+	hooked = false;
+	end_all_watches();
+}
+
+static void detach_unused(struct work_struct *work)
+{
+	mutex_lock(&attach_lock);
+	detach_now();
+	mutex_unlock(&attach_lock);
+}
+
+/**
+ * varsymfs_exec_detach - a varsymfs mount is gone
+ *
+ * After the last one, the hooks go DETACH_DELAY later if no mount comes.
+ */
 void varsymfs_exec_detach(void)
 {
 	mutex_lock(&attach_lock);
-	if (!--mounts && hooked) {
-		detach_hooks(ARRAY_SIZE(hooks));
-		hooked = false;
-		end_all_watches();
-	}
+	if (!--mounts && hooked)
+		mod_delayed_work(system_wq, &detach_work, DETACH_DELAY);
 	mutex_unlock(&attach_lock);
 }
 
@@ -526,6 +557,11 @@ void varsymfs_exec_exit(void)
 {
 	unsigned int i;
 
+	/* no mount is left: the hooks go now, not after the delay */
+	cancel_delayed_work_sync(&detach_work);
+	mutex_lock(&attach_lock);
+	detach_now();
+	mutex_unlock(&attach_lock);
 	/* the filters of the hooks, kept from mount to mount */
 	for (i = 0; i < ARRAY_SIZE(hooks); i++)
 		ftrace_free_filter(&hooks[i].ops);
