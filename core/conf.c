@@ -68,6 +68,8 @@ ssize_t varsym_conf_section(const char *text, size_t len, const char *mount,
 	size_t pos = 0, out_len = 0, count = 0;
 	unsigned int line = 0, prev;
 	bool in_section = false;
+	struct varsym_scope_entry e;
+	char why[VARSYM_MSG_MAX];
 
 	if (size > VARSYM_SCOPE_MAX)
 		size = VARSYM_SCOPE_MAX;
@@ -95,18 +97,13 @@ ssize_t varsym_conf_section(const char *text, size_t len, const char *mount,
 		if (!eq)
 			return bad_line(msg, msg_size, line,
 					"NAME=VALUE expected");
-		if (!varsym_name_valid(p, eq - p))
-			return bad_line(msg, msg_size, line,
-					"invalid variable name '%.*s'",
-					(int)(eq - p > 64 ? 64 : eq - p), p);
-		if (eq + 1 == p + n)
-			return bad_line(msg, msg_size, line,
-					"empty value for '%.*s'",
-					(int)(eq - p), p);
-		if (p + n - eq - 1 >= VARSYM_PATH_MAX)
-			return bad_line(msg, msg_size, line,
-					"value of '%.*s' is longer than PATH_MAX - 1 bytes",
-					(int)(eq - p), p);
+		e = (struct varsym_scope_entry){
+			.name = p, .name_len = eq - p,
+			.value = eq + 1, .value_len = p + n - eq - 1,
+			.has_value = true,
+		};
+		if (varsym_entry_check(&e, why, sizeof(why)))
+			return bad_line(msg, msg_size, line, "%s", why);
 		prev = earlier(out, out_len, lines, p, eq - p);
 		if (prev)
 			return bad_line(msg, msg_size, line,

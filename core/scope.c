@@ -164,12 +164,70 @@ static bool names(const char *block, size_t len, const char *name,
 	return false;
 }
 
+static bool is_control(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+/*
+ * A control byte in an entry: refused with one message wherever a name or
+ * a value comes in (docs/SPEC.md section 4, "Bounds").  What is shown of
+ * the name stops before the byte, so that the message holds none itself.
+ */
+static int check_printable(const struct varsym_scope_entry *e, char *msg,
+			   size_t size)
+{
+	const char *end = e->has_value ? e->value + e->value_len :
+					 e->name + e->name_len;
+	const char *p;
+	size_t shown;
+
+	for (p = e->name; p < end && !is_control(*p); p++)
+		;
+	if (p == end)
+		return 0;
+	shown = p < e->name + e->name_len ? (size_t)(p - e->name) :
+					    e->name_len;
+	return refuse(msg, size,
+		      "control character 0x%02x in '%.*s%s': names and values are printable text",
+		      (unsigned char)*p, (int)(shown > 64 ? 64 : shown),
+		      e->name, p < e->name + e->name_len ? "..." : "=...");
+}
+
+int varsym_entry_check(const struct varsym_scope_entry *e, char *msg,
+		       size_t size)
+{
+	int err = check_printable(e, msg, size);
+
+	if (err)
+		return err;
+	if (e->name_len && e->name[0] == '@' &&
+	    varsym_builtin_id(e->name, e->name_len) >= 0)
+		return refuse(msg, size,
+			      "'%.*s' is a built-in name: nobody sets it",
+			      (int)e->name_len, e->name);
+	if (!varsym_name_valid(e->name, e->name_len))
+		return refuse(msg, size, "invalid variable name '%.*s'",
+			      (int)(e->name_len > 64 ? 64 : e->name_len),
+			      e->name);
+	if (e->has_value && !e->value_len)
+		return refuse(msg, size,
+			      "empty value for '%.*s' (unset it instead)",
+			      (int)e->name_len, e->name);
+	if (e->value_len >= VARSYM_PATH_MAX)
+		return refuse(msg, size,
+			      "value of '%.*s' is longer than PATH_MAX - 1 bytes",
+			      (int)e->name_len, e->name);
+	return 0;
+}
+
 /* Each edit: a valid, settable name, a value in bounds, each name once. */
 static int check_edits(const char *edits, size_t len, char *msg,
 		       size_t size)
 {
 	struct varsym_scope_entry e;
 	size_t pos = 0, at, count = 0;
+	int err;
 
 	if (len && edits[len - 1] == '\0')
 		len--;
@@ -180,23 +238,9 @@ static int check_edits(const char *edits, size_t len, char *msg,
 			return refuse(msg, size,
 				      "more than %d names in one change",
 				      VARSYM_SCOPE_ENTRIES_MAX);
-		if (e.name_len && e.name[0] == '@' &&
-		    varsym_builtin_id(e.name, e.name_len) >= 0)
-			return refuse(msg, size,
-				      "'%.*s' is a built-in name: nobody sets it",
-				      (int)e.name_len, e.name);
-		if (!varsym_name_valid(e.name, e.name_len))
-			return refuse(msg, size, "invalid variable name '%.*s'",
-				      (int)(e.name_len > 64 ? 64 : e.name_len),
-				      e.name);
-		if (e.has_value && !e.value_len)
-			return refuse(msg, size,
-				      "empty value for '%.*s' (unset it instead)",
-				      (int)e.name_len, e.name);
-		if (e.value_len >= VARSYM_PATH_MAX)
-			return refuse(msg, size,
-				      "value of '%.*s' is longer than PATH_MAX - 1 bytes",
-				      (int)e.name_len, e.name);
+		err = varsym_entry_check(&e, msg, size);
+		if (err)
+			return err;
 		if (names(edits, len, e.name, e.name_len, at))
 			return refuse(msg, size, "'%.*s' given twice",
 				      (int)e.name_len, e.name);

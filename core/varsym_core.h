@@ -151,7 +151,8 @@ struct varsym_caller {
 /*
  * Scopes.  A scope holds at most VARSYM_SCOPE_MAX bytes (an extended
  * attribute's most, so that one getxattr(2) lists it) and
- * VARSYM_SCOPE_ENTRIES_MAX names; a value is at most PATH_MAX - 1 bytes.
+ * VARSYM_SCOPE_ENTRIES_MAX names; a value is at most PATH_MAX - 1 bytes
+ * of printable text (no control byte).
  */
 #define VARSYM_SCOPE_MAX 65536
 #define VARSYM_SCOPE_ENTRIES_MAX 1024
@@ -179,6 +180,14 @@ struct varsym_scope_entry {
 /* The entry at *pos of a block of len bytes, advancing *pos; or false. */
 bool varsym_scope_next(const char *block, size_t len, size_t *pos,
 		       struct varsym_scope_entry *e);
+/*
+ * One entry a scope may hold: a settable name (not a built-in), a value
+ * of 1 to PATH_MAX - 1 bytes when it has one, no control byte (below
+ * 0x20, or 0x7f) in either.  0, or -EINVAL with the message, the same
+ * for a change (varsym_scope_edit()) and for a line of varsym.conf.
+ */
+int varsym_entry_check(const struct varsym_scope_entry *e, char *msg,
+		       size_t size);
 /*
  * The scope old with a change applied, written to out (size bytes,
  * VARSYM_SCOPE_MAX is enough): its length, or -EINVAL for a bad change

@@ -287,9 +287,6 @@ static int join(int argc, char **argv, int first, bool set, size_t *len)
 		if (set ? !eq : eq != NULL)
 			return bad_usage(set ? "set needs NAME=VALUE, not" :
 					 "unset needs NAME, not", argv[i]);
-		if (set && strchr(eq, '\n'))
-			return bad_usage("a value holds a newline, which varsym.conf cannot keep:",
-					 argv[i]);
 		if (*len + n > sizeof(edits)) {
 			fprintf(stderr, "varsym: more than %d bytes of changes\n",
 				VARSYM_SCOPE_MAX);

@@ -233,6 +233,12 @@ BAD = [
     (["V=a", "V=b"], "'V' given twice"),
     (["V=" + "x" * 4096], "value of 'V' is longer than PATH_MAX - 1 bytes"),
     ([f"V{i}=" + "x" * 4000 for i in range(17)], "more than 65536 bytes"),
+    # control characters, in a value or a name: the same message everywhere
+    (["V=a\nb"], "control character 0x0a in 'V=...': names and values are "
+     "printable text"),
+    (["V=tab\there"], "control character 0x09 in 'V=...'"),
+    (["V=\x7f"], "control character 0x7f in 'V=...'"),
+    (["A\x01B=1"], "control character 0x01 in 'A...'"),
 ]
 
 

@@ -678,6 +678,24 @@ static void test_scope_edit(void)
 		  SCOPE("no NAME=VALUE or NAME given") },
 		{ SCOPE("A=1\0"), SCOPE("\0"), -EINVAL,
 		  SCOPE("no NAME=VALUE or NAME given") },
+		/* control bytes, in a value or a name: one message */
+		{ SCOPE("A=1\0"), SCOPE("B=2\0V=a\nb\0"), -EINVAL,
+		  SCOPE("control character 0x0a in 'V=...': names and values are printable text") },
+		{ SCOPE("A=1\0"), SCOPE("V=a\tb\0"), -EINVAL,
+		  SCOPE("control character 0x09 in 'V=...': names and values are printable text") },
+		{ SCOPE("A=1\0"), SCOPE("V=\x7f\0"), -EINVAL,
+		  SCOPE("control character 0x7f in 'V=...': names and values are printable text") },
+		{ SCOPE("A=1\0"), SCOPE("V=\x1f\0"), -EINVAL,
+		  SCOPE("control character 0x1f in 'V=...': names and values are printable text") },
+		{ SCOPE("A=1\0"), SCOPE("AB\rC=1\0"), -EINVAL,
+		  SCOPE("control character 0x0d in 'AB...': names and values are printable text") },
+		{ SCOPE("A=1\0"), SCOPE("\033[2J\0"), -EINVAL,
+		  SCOPE("control character 0x1b in '...': names and values are printable text") },
+		{ SCOPE("A=1\0"), SCOPE("A\n\0"), -EINVAL,
+		  SCOPE("control character 0x0a in 'A...': names and values are printable text") },
+		/* a space, and bytes above 0x7f (UTF-8), are text */
+		{ SCOPE(""), SCOPE("V=a b\xc3\xa9\x80\0"), 9,
+		  SCOPE("V=a b\xc3\xa9\x80\0") },
 	};
 	static struct varsym_opts seed_o;
 	char msg[VARSYM_MSG_MAX];
@@ -760,7 +778,10 @@ static void test_conf(void)
 		{ "[/a]\n\n\n1A=2\n", "/a", -EINVAL,
 		  "line 4: invalid variable name '1A'", 0 },
 		{ "[/a]\nA\n", "/a", -EINVAL, "line 2: NAME=VALUE expected", 0 },
-		{ "[/a]\nA=\n", "/a", -EINVAL, "line 2: empty value for 'A'", 0 },
+		{ "[/a]\nA=\n", "/a", -EINVAL,
+		  "line 2: empty value for 'A' (unset it instead)", 0 },
+		{ "[/a]\nA=x\x1b[2J\n", "/a", -EINVAL,
+		  "line 2: control character 0x1b in 'A=...': names and values are printable text", 0 },
 		{ "[/a]\nA=1\nA=2\n", "/a", -EINVAL,
 		  "line 3: 'A' is set on line 2 already", 0 },
 		{ "[a]\n", "/a", -EINVAL, "line 1: a section is [/MOUNT/POINT]",
