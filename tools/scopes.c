@@ -5,6 +5,7 @@
  *   varsym set [-s|-u] [--save] DIR NAME=VALUE...
  *   varsym unset [-s|-u] [--save] DIR NAME...
  *   varsym list [-s|-u] DIR
+ *   varsym get [-s|-u] DIR NAME
  *   varsym load [--config FILE] DIR
  *
  * Both implementations serve the scopes as extended attributes of the
@@ -30,6 +31,7 @@
 
 struct scope_cmd {
 	bool system;		/* -s: the mount's; else -u, the caller's */
+	bool scope_given;	/* -s or -u was given */
 	bool save;		/* --save: rewrite the configuration too */
 	const char *config;	/* --config, VARSYM_CONF or the default */
 	char root[PATH_MAX];	/* the mount's root */
@@ -85,6 +87,7 @@ static ssize_t read_scope(const struct scope_cmd *s, char *buf)
 	return n;
 }
 
+/* The file system refused the change (3), or could not take it (2). */
 static int change_failed(const struct scope_cmd *s, int e)
 {
 	if (e == EPERM && s->system)
@@ -93,7 +96,15 @@ static int change_failed(const struct scope_cmd *s, int e)
 	else
 		fprintf(stderr, "varsym: %s: cannot change the %s scope: %s\n",
 			s->root, s->system ? "system" : "user", strerror(e));
-	return EXIT_UNRESOLVED;
+	switch (e) {
+	case EPERM:
+	case EACCES:
+	case EINVAL:
+	case E2BIG:
+	case ENOSPC:
+		return EXIT_REFUSED;
+	}
+	return EXIT_USAGE;
 }
 
 /* Applies edits[0, len) whole: 0, or an exit status after a message. */
@@ -109,7 +120,7 @@ static int apply(const struct scope_cmd *s, size_t len)
 			      msg, sizeof(msg));
 	if (n < 0) {
 		fprintf(stderr, "varsym: %s; nothing changed\n", msg);
-		return EXIT_UNRESOLVED;
+		return EXIT_REFUSED;
 	}
 	if (setxattr(s->root, attr_of(s), edits, len, 0))
 		return change_failed(s, errno);
@@ -218,12 +229,20 @@ static int save(const struct scope_cmd *s)
 
 /* ---- the commands ---- */
 
+/* What a verb takes: its options, and after DIR its operands. */
+struct verb {
+	bool scope;		/* -s, -u */
+	bool save;		/* --save */
+	bool config;		/* --config FILE */
+	int min, max;		/* operands after DIR */
+};
+
 /*
- * -s, -u, --save (when save_ok) and --config (when config_ok), then DIR:
- * the index of the first argument after DIR, or -1 with *status set.
+ * The verb's options, then DIR: the index of the first operand after DIR,
+ * or -1 with *status set.
  */
-static int parse(struct scope_cmd *s, int argc, char **argv, bool save_ok,
-		 bool config_ok, bool names, int *status)
+static int parse(struct scope_cmd *s, const struct verb *v, int argc,
+		 char **argv, int *status)
 {
 	static const struct option longopts[] = {
 		{ "system", no_argument, NULL, 's' },
@@ -233,36 +252,53 @@ static int parse(struct scope_cmd *s, int argc, char **argv, bool save_ok,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, operands;
+	bool system = false, user = false;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, config_ok ? ":c:h" : ":suh",
-				longopts, NULL)) != -1) {
-		if (c == 's' && !config_ok) {
-			s->system = true;
-		} else if (c == 'u' && !config_ok) {
-			s->system = false;
-		} else if (c == 'S' && save_ok) {
+	while ((c = getopt_long(argc, argv, ":suc:h", longopts, NULL)) != -1) {
+		if (c == 's' && v->scope) {
+			system = true;
+		} else if (c == 'u' && v->scope) {
+			user = true;
+		} else if (c == 'S' && v->save) {
 			s->save = true;
-		} else if (c == 'c' && config_ok) {
+		} else if (c == 'c' && v->config) {
 			s->config = optarg;
 		} else if (c == 'h') {
 			usage(stdout);
 			*status = EXIT_RESOLVES;
 			return -1;
+		} else if (c == 'c') {
+			*status = bad_usage("--config is an option of load only",
+					    NULL);
+			return -1;
 		} else {
-			*status = bad_option(c, argv);
+			/* ':' or '?', or an option of another verb */
+			*status = bad_option(c == ':' ? c : '?', argv);
 			return -1;
 		}
 	}
+	if (system && user) {
+		*status = bad_usage("-s and -u name two scopes: give one", NULL);
+		return -1;
+	}
+	if (system)
+		s->system = true;
+	s->scope_given = system || user;
+	operands = argc - optind - 1;
 	if (optind == argc) {
 		*status = bad_usage("missing DIR", NULL);
 		return -1;
 	}
-	if (names ? optind + 1 == argc : optind + 1 != argc) {
-		*status = bad_usage(names ? "missing NAME after" :
+	if (operands < v->min) {
+		*status = bad_usage("missing NAME after", argv[optind]);
+		return -1;
+	}
+	if (operands > v->max) {
+		*status = bad_usage(v->max ? "one NAME only, not also" :
 				    "one DIR only, not also",
-				    argv[names ? optind : optind + 1]);
+				    argv[optind + 1 + v->max]);
 		return -1;
 	}
 	if (s->save && !s->system) {
@@ -290,7 +326,7 @@ static int join(int argc, char **argv, int first, bool set, size_t *len)
 		if (*len + n > sizeof(edits)) {
 			fprintf(stderr, "varsym: more than %d bytes of changes\n",
 				VARSYM_SCOPE_MAX);
-			return EXIT_UNRESOLVED;
+			return EXIT_REFUSED;
 		}
 		memcpy(edits + *len, argv[i], n);
 		*len += n;
@@ -300,11 +336,15 @@ static int join(int argc, char **argv, int first, bool set, size_t *len)
 
 static int cmd_change(int argc, char **argv, bool set)
 {
+	const struct verb v = {
+		.scope = true, .save = true,
+		.min = 1, .max = INT_MAX,
+	};
 	struct scope_cmd s = { 0 };
 	size_t len;
 	int first, status;
 
-	first = parse(&s, argc, argv, true, false, true, &status);
+	first = parse(&s, &v, argc, argv, &status);
 	if (first < 0)
 		return status;
 	status = join(argc, argv, first, set, &len);
@@ -327,13 +367,14 @@ int cmd_unset(int argc, char **argv)
 
 int cmd_list(int argc, char **argv)
 {
+	const struct verb v = { .scope = true };
 	struct scope_cmd s = { 0 };
 	struct varsym_scope_entry e;
 	size_t pos = 0;
 	ssize_t n;
 	int status;
 
-	if (parse(&s, argc, argv, false, false, false, &status) < 0)
+	if (parse(&s, &v, argc, argv, &status) < 0)
 		return status;
 	n = read_scope(&s, block);
 	if (n < 0)
@@ -351,8 +392,49 @@ int cmd_list(int argc, char **argv)
  * The system scope becomes the configuration's section for the mount, in
  * one change: what it no longer names is unset.  No file: nothing to do.
  */
+/*
+ * One name's value, alone on a line: from the scope -s or -u names, or
+ * without either from the user scope, then the system scope (what the
+ * caller's processes get when their environment does not set it).
+ */
+int cmd_get(int argc, char **argv)
+{
+	const struct verb v = { .scope = true, .min = 1, .max = 1 };
+	struct scope_cmd s = { 0 };
+	char value[VARSYM_PATH_MAX];
+	const char *name;
+	ssize_t n;
+	int first, status, i;
+
+	first = parse(&s, &v, argc, argv, &status);
+	if (first < 0)
+		return status;
+	name = argv[first];
+	if (!varsym_name_valid(name, strlen(name)))
+		return bad_usage("get needs a variable name, not", name);
+	for (i = 0; i < 2; i++) {
+		if (i == 0 && s.scope_given && s.system)
+			continue;		/* -s: the system scope only */
+		if (i == 1 && s.scope_given && !s.system)
+			break;			/* -u: the user scope only */
+		s.system = i == 1;
+		n = read_scope(&s, block);
+		if (n < 0)
+			return EXIT_USAGE;
+		n = varsym_env_lookup(block, n, name, strlen(name), value,
+				      sizeof(value));
+		if (n > 0) {
+			fwrite(value, 1, n, stdout);
+			putchar('\n');
+			return EXIT_RESOLVES;
+		}
+	}
+	return EXIT_UNRESOLVED;
+}
+
 int cmd_load(int argc, char **argv)
 {
+	const struct verb v = { .config = true };
 	struct scope_cmd s = { .system = true };
 	struct varsym_scope_entry e;
 	char msg[VARSYM_MSG_MAX], *text;
@@ -361,8 +443,9 @@ int cmd_load(int argc, char **argv)
 	size_t pos = 0;
 	int status;
 
-	if (parse(&s, argc, argv, false, true, false, &status) < 0)
+	if (parse(&s, &v, argc, argv, &status) < 0)
 		return status;
+	s.system = true;
 	path = config_path(&s);
 	len = read_config(path, &text);
 	if (len == -ENOENT && !s.config)
@@ -376,7 +459,7 @@ int cmd_load(int argc, char **argv)
 	free(text);
 	if (n < 0) {
 		fprintf(stderr, "varsym: %s: %s; nothing loaded\n", path, msg);
-		return EXIT_UNRESOLVED;
+		return EXIT_REFUSED;
 	}
 	old = read_scope(&s, block);
 	if (old < 0)
@@ -400,7 +483,7 @@ int cmd_load(int argc, char **argv)
 	if ((size_t)(len + n) > sizeof(edits)) {
 		fprintf(stderr, "varsym: %s: too large to load in one change\n",
 			path);
-		return EXIT_UNRESOLVED;
+		return EXIT_REFUSED;
 	}
 	memcpy(edits + len, edited, n);
 	len += n;

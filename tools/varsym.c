@@ -706,6 +706,7 @@ void usage(FILE *f)
 	"       varsym set [-s|-u] [--save] DIR NAME=VALUE...\n"
 	"       varsym unset [-s|-u] [--save] DIR NAME...\n"
 	"       varsym list [-s|-u] DIR\n"
+	"       varsym get [-s|-u] DIR NAME\n"
 	"       varsym load [--config FILE] DIR\n"
 	"       varsym --help | --version\n"
 	"\n"
@@ -740,14 +741,22 @@ void usage(FILE *f)
 	"unset DIR NAME...\n"
 	"              unsets them, in one change\n"
 	"list DIR      prints a scope's NAME=VALUE lines\n"
+	"get DIR NAME  prints NAME's value alone: -s the system scope's, -u\n"
+	"              your user scope's; neither: your user scope's, else\n"
+	"              the system scope's (what your processes get when their\n"
+	"              environment does not set it); exit 1 when unset\n"
 	"load DIR      makes the system scope what /etc/varsym.conf (or\n"
 	"              --config FILE, or $VARSYM_CONF) says for the mount\n"
 	"\n"
 	"Exit status:\n"
-	"  0  the path resolves (explain); the link was shown (show); done\n"
-	"  1  the path does not resolve; LINK is not a variant link; a\n"
-	"     change or a configuration line was refused\n"
-	"  2  usage error, or a system error unrelated to the path\n";
+	"  0  the path resolves (explain); the link was shown (show); the\n"
+	"     value was printed (get); done\n"
+	"  1  the path does not resolve; LINK is not a variant link; NAME is\n"
+	"     unset (get)\n"
+	"  2  usage error (-s with -u included), or a system error unrelated\n"
+	"     to the path\n"
+	"  3  refused: a change, a value or a configuration line (nothing\n"
+	"     changed), or not allowed\n";
 
 	fputs(text, f);
 }
@@ -977,5 +986,7 @@ int main(int argc, char **argv)
 		return finish(cmd_list(argc - 1, argv + 1));
 	if (!strcmp(cmd, "load"))
 		return finish(cmd_load(argc - 1, argv + 1));
+	if (!strcmp(cmd, "get"))
+		return finish(cmd_get(argc - 1, argv + 1));
 	return bad_usage("unknown command", cmd);
 }

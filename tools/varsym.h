@@ -12,8 +12,9 @@
 
 enum {
 	EXIT_RESOLVES = 0,	/* explained path resolves, link shown, done */
-	EXIT_UNRESOLVED = 1,	/* it does not, not a variant link, refused */
+	EXIT_UNRESOLVED = 1,	/* it does not, not a variant link, unset */
 	EXIT_USAGE = 2,		/* bad command line, or a system error */
+	EXIT_REFUSED = 3,	/* a change or a line refused, or not allowed */
 };
 
 /* varsym.c */
@@ -26,6 +27,7 @@ int bad_option(int c, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_unset(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_get(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 
 #endif /* VARSYM_TOOL_H */

@@ -128,7 +128,7 @@ def test_a_user_sets_only_their_own_scope(varsymfs, probe, varsym):
     link = os.path.join(m.dir, "v")
     os.symlink("${V:-/dflt}", link)
     p = vs(varsym, "set", "-s", m.dir, "V=/mine", user="nobody", check=False)
-    assert p.returncode == 1
+    assert p.returncode == 3
     assert "only the mount's administrator" in p.err
     assert os.getxattr(m.dir, SYSTEM) == b""
     # the attribute itself refuses, whatever the tool says
@@ -214,6 +214,41 @@ def test_a_kept_answer_follows_a_change(varsymfs, varsym, probe):
         p.wait(timeout=60)
 
 
+def test_get_prints_the_value_alone(varsymfs, varsym):
+    """varsym get, for scripts (DragonFly's `varsym NAME`): the value and a
+    newline, exit 1 when unset; without -s or -u the user scope first."""
+    m = varsymfs("")
+    vs(varsym, "set", "-s", m.dir, "A=/sys-a", "B=/sys b")
+    vs(varsym, "set", m.dir, "B=/user-b")
+    for args, out in ((["A"], "/sys-a\n"), (["B"], "/user-b\n"),
+                      (["-s", "B"], "/sys b\n"), (["-u", "B"], "/user-b\n"),
+                      (["--system", "A"], "/sys-a\n")):
+        p = vs(varsym, "get", *args[:-1], m.dir, args[-1])
+        assert (p.out, p.err) == (out, ""), args
+    for args in (["C"], ["-u", "A"]):
+        p = vs(varsym, "get", *args[:-1], m.dir, args[-1], check=False)
+        assert (p.returncode, p.out, p.err) == (1, "", ""), args
+    # another user's processes get the system scope's
+    assert vs(varsym, "get", m.dir, "B", user="nobody").out == "/sys b\n"
+
+
+def test_conflicting_and_misplaced_flags_are_refused(varsymfs, varsym):
+    """Usage errors exit 2 and change nothing; refusals exit 3."""
+    m = varsymfs("")
+    vs(varsym, "set", "-s", m.dir, "A=/a")
+    for argv in (["list", "-s", "-u", m.dir], ["get", "-u", "-s", m.dir, "A"],
+                 ["set", "-s", "-u", m.dir, "A=/b"], ["unset", "-u", "-s", m.dir, "A"],
+                 ["get", m.dir], ["get", m.dir, "A", "B"], ["get", m.dir, "1A"],
+                 ["list", "--save", m.dir], ["list", "--config", "/x", m.dir],
+                 ["load", "-s", m.dir]):
+        p = vs(varsym, *argv, check=False)
+        assert p.returncode == 2 and p.out == "", (argv, p.err)
+        assert "Try 'varsym --help'." in p.err, (argv, p.err)
+    assert "-s and -u name two scopes" in vs(varsym, "list", "-s", "-u", m.dir,
+                                             check=False).err
+    assert os.getxattr(m.dir, SYSTEM) == b"A=/a\0"
+
+
 def test_scopes_belong_to_their_mount(varsymfs, varsym, probe):
     a, b = varsymfs(""), varsymfs("")
     for m in (a, b):
@@ -247,7 +282,7 @@ def test_bad_change_is_refused_whole(varsymfs, varsym, args, message):
     m = varsymfs("")
     vs(varsym, "set", "-s", m.dir, "KEEP=/k")
     p = vs(varsym, "set", "-s", m.dir, "OK=/ok", *args, check=False)
-    assert p.returncode == 1 and message in p.err, p.err
+    assert p.returncode == 3 and message in p.err, p.err
     assert os.getxattr(m.dir, SYSTEM) == b"KEEP=/k\0"
     # the file system refuses it on its own too
     raw = "\0".join(["OK=/ok"] + args).encode()
@@ -395,7 +430,7 @@ def test_load_makes_the_system_scope_the_file(varsymfs, varsym, public_dir):
     with open(conf, "a") as f:
         f.write("A=/again\n")
     p = vs(varsym, "load", "--config", conf, m.dir, check=False)
-    assert p.returncode == 1 and "line 4: 'A' is set on line 2 already" in p.err
+    assert p.returncode == 3 and "line 4: 'A' is set on line 2 already" in p.err
     assert os.getxattr(m.dir, SYSTEM) == b"A=/a\0B=/b\0"
 
 

@@ -124,7 +124,7 @@ def test_varsym_options_documented(text, build):
     for opt in sorted(long | short | {"-V", "explain", "show"}):
         assert documented(text["varsym.1"], opt), f"{opt} is not in varsym.1"
     codes = re.findall(r"^\s+(\d)\s", out.split("Exit status:")[1], re.M)
-    assert codes == ["0", "1", "2"]
+    assert codes == ["0", "1", "2", "3"]
     exit_status = text["varsym.1"].split("EXIT STATUS")[1].split("EXAMPLES")[0]
     for code in codes:
         assert re.search(rf"^\s+{code}\s", exit_status, re.M), code
