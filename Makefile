@@ -325,6 +325,7 @@ install: $(B)/varsymfs $(B)/varsym
 	install -m 755 $(B)/varsym $(DESTDIR)$(bindir)/varsym
 	install -m 644 man/varsym.1 $(DESTDIR)$(mandir)/man1/varsym.1
 	install -m 644 man/varsymfs.5 $(DESTDIR)$(mandir)/man5/varsymfs.5
+	install -m 644 man/varsym.conf.5 $(DESTDIR)$(mandir)/man5/varsym.conf.5
 	install -m 644 man/varsymfs.8 $(DESTDIR)$(mandir)/man8/varsymfs.8
 	for f in $(DOCS) $(EXAMPLES); do \
 		install -D -m 644 $$f $(DESTDIR)$(docdir)/$$f || exit; \
@@ -335,6 +336,7 @@ uninstall:
 		$(DESTDIR)$(sbindir)/mount.varsymfs \
 		$(DESTDIR)$(mandir)/man1/varsym.1 \
 		$(DESTDIR)$(mandir)/man5/varsymfs.5 \
+		$(DESTDIR)$(mandir)/man5/varsym.conf.5 \
 		$(DESTDIR)$(mandir)/man8/varsymfs.8 \
 		$(addprefix $(DESTDIR)$(docdir)/,$(DOCS) $(EXAMPLES))
 	for d in $(DOC_DIRS); do \

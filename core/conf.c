@@ -1,34 +1,80 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * conf.c - /etc/varsym.conf, the system scopes loaded at mount time
- * (docs/varsymfs.5, "Persistent values").  User space only: the varsym
- * command and the FUSE program read it; the module's mount helper runs
- * the command.
+ * conf.c - varsym.conf, the system scopes loaded at mount time
+ * (varsym.conf(5)).  User space only: the varsym command and the FUSE
+ * program read it; the module's mount helper runs the command.
  *
- *   # comment
+ *   # a comment (also ; and indented)
  *   [/usr/lib/varsym]        the mount point the lines below belong to
- *   PERL_VERSION=5.24.0
+ *   PERL_VERSION = 5.24.0
  *
- * Only the sections of the mount being loaded are checked, so that one
- * mount's typo never stops another's; a bad line there fails the whole
- * load with its number, and nothing is applied.
+ * Blanks around a line and around its '=' are not part of it; everything
+ * else after the '=' is the value, a '#' included: no end-of-line
+ * comments, as in sysctl.conf and systemd's files.  As there, a bad line
+ * costs only itself: it is reported with its number and skipped, and the
+ * rest is applied.  Only the mount's own sections are checked, so that
+ * one mount's typo is never reported at another's; a broken section
+ * header, whose mount nobody can tell, is reported at every mount's.
  */
+#include <stdlib.h>
+
 #include "internal.h"
 
-static VARSYM_PRINTF(4, 5) int bad_line(char *msg, size_t size,
-					unsigned int line, const char *fmt,
-					...)
+static bool is_blank(char c)
 {
-	size_t n;
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static VARSYM_PRINTF(3, 4) enum varsym_conf_kind bad(char *msg, size_t size,
+						     const char *fmt, ...)
+{
 	va_list ap;
 
-	n = snprintf(msg, size, "line %u: ", line);
-	if (n >= size)
-		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(msg + n, size - n, fmt, ap);
+	vsnprintf(msg, size, fmt, ap);
 	va_end(ap);
-	return -EINVAL;
+	return VARSYM_CONF_BAD;
+}
+
+enum varsym_conf_kind varsym_conf_line(const char *p, size_t n,
+				       struct varsym_conf_line *l, char *msg,
+				       size_t size)
+{
+	const char *end = p + n, *eq, *name_end;
+
+	memset(l, 0, sizeof(*l));
+	if (memchr(p, '\0', n))
+		return l->kind = bad(msg, size, "a NUL byte");
+	while (p < end && is_blank(*p))
+		p++;
+	while (end > p && is_blank(end[-1]))
+		end--;
+	if (p == end || *p == '#' || *p == ';')
+		return l->kind = VARSYM_CONF_NOTHING;
+	if (*p == '[') {
+		l->header = true;
+		if (end - p < 3 || end[-1] != ']' || p[1] != '/')
+			return l->kind = bad(msg, size,
+					     "a section is [/MOUNT/POINT]; the lines up to the next one are ignored");
+		l->path = p + 1;
+		l->path_len = end - p - 2;
+		return l->kind = VARSYM_CONF_SECTION;
+	}
+	eq = memchr(p, '=', end - p);
+	if (!eq)
+		return l->kind = bad(msg, size, "NAME=VALUE expected");
+	for (name_end = eq; name_end > p && is_blank(name_end[-1]); name_end--)
+		;
+	l->entry.name = p;
+	l->entry.name_len = name_end - p;
+	for (eq++; eq < end && is_blank(*eq); eq++)
+		;
+	l->entry.value = eq;
+	l->entry.value_len = end - eq;
+	l->entry.has_value = true;
+	if (varsym_entry_check(&l->entry, msg, size))
+		return l->kind = VARSYM_CONF_BAD;
+	return l->kind = VARSYM_CONF_ENTRY;
 }
 
 /* path[0, len) without trailing slashes ("/" stays), against mount. */
@@ -43,81 +89,199 @@ static bool same_mount(const char *path, size_t len, const char *mount)
 	return len == mlen && !memcmp(path, mount, len);
 }
 
-/* The line number of an earlier entry named name in out, or 0. */
-static unsigned int earlier(const char *out, size_t out_len,
-			    const unsigned int *lines, const char *name,
-			    size_t name_len)
+bool varsym_conf_section_of(const struct varsym_conf_line *l,
+			    const char *mount)
 {
-	struct varsym_scope_entry e;
-	size_t pos = 0;
-	unsigned int i = 0;
-
-	while (varsym_scope_next(out, out_len, &pos, &e)) {
-		if (e.name_len == name_len && !memcmp(e.name, name, name_len))
-			return lines[i];
-		i++;
-	}
-	return 0;
+	return l->kind == VARSYM_CONF_SECTION &&
+	       same_mount(l->path, l->path_len, mount);
 }
 
-ssize_t varsym_conf_section(const char *text, size_t len, const char *mount,
-			    char *out, size_t size, char *msg,
-			    size_t msg_size)
+/*
+ * The entry of out (out_len bytes) named like e: its index, with its
+ * offset and length (NUL included); or -1.
+ */
+static int find(const char *out, size_t out_len,
+		const struct varsym_scope_entry *e, size_t *at,
+		size_t *entry_len)
 {
-	unsigned int lines[VARSYM_SCOPE_ENTRIES_MAX];
-	size_t pos = 0, out_len = 0, count = 0;
-	unsigned int line = 0, prev;
-	bool in_section = false;
-	struct varsym_scope_entry e;
-	char why[VARSYM_MSG_MAX];
+	struct varsym_scope_entry f;
+	size_t pos = 0;
+	int i;
 
-	if (size > VARSYM_SCOPE_MAX)
-		size = VARSYM_SCOPE_MAX;
+	for (i = 0, *at = 0; varsym_scope_next(out, out_len, &pos, &f); i++) {
+		if (f.name_len == e->name_len &&
+		    !memcmp(f.name, e->name, e->name_len)) {
+			*entry_len = pos - *at;
+			return i;
+		}
+		*at = pos;
+	}
+	return -1;
+}
+
+static const char hash_in_value[] =
+	"holds ' #', which is part of it: varsym.conf has no end-of-line comments";
+
+/* Why a value may not be what its writer meant, or NULL. */
+static const char *doubt(const struct varsym_scope_entry *e)
+{
+	const char *v = e->value;
+	size_t i;
+
+	for (i = 1; i < e->value_len; i++)
+		if (v[i] == '#' && v[i - 1] == ' ')
+			return hash_in_value;
+	if (e->value_len > 1 && (*v == '"' || *v == '\'') &&
+	    v[e->value_len - 1] == *v)
+		return "is in quotes, which are part of it";
+	return NULL;
+}
+
+struct state {
+	void (*report)(void *ctx, unsigned int line, bool skipped,
+		       const char *why);
+	void *ctx;
+	char *out;
+	size_t len, size, count;
+	unsigned int lines[VARSYM_SCOPE_ENTRIES_MAX];	/* of out's entries */
+};
+
+static VARSYM_PRINTF(4, 5) void say(struct state *st, unsigned int line,
+				    bool skipped, const char *fmt, ...)
+{
+	char why[VARSYM_MSG_MAX + 64];
+	va_list ap;
+
+	if (!st->report)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	st->report(st->ctx, line, skipped, why);
+}
+
+/*
+ * Adds e, of the given line, to the block: a name set again loses its
+ * earlier value (the last line wins, as in sysctl.conf), which is said.
+ */
+static void add(struct state *st, unsigned int line,
+		const struct varsym_scope_entry *e)
+{
+	size_t n = e->name_len + 1 + e->value_len + 1, at = 0, old = 0;
+	int i = find(st->out, st->len, e, &at, &old);
+	const char *why = doubt(e);
+	size_t others = i >= 0 ? st->count - 1 : st->count;
+
+	if (st->len - old + n > st->size ||
+	    others >= VARSYM_SCOPE_ENTRIES_MAX) {
+		say(st, line, true, "past %d bytes or %d names for one mount",
+		    VARSYM_SCOPE_MAX, VARSYM_SCOPE_ENTRIES_MAX);
+		return;
+	}
+	if (i >= 0) {
+		say(st, line, false, "'%.*s' is set on line %u too: this line wins",
+		    (int)e->name_len, e->name, st->lines[i]);
+		memmove(st->out + at, st->out + at + old, st->len - at - old);
+		st->len -= old;
+		memmove(st->lines + i, st->lines + i + 1,
+			(st->count - i - 1) * sizeof(st->lines[0]));
+		st->count--;
+	}
+	if (why)
+		say(st, line, false, "the value of '%.*s' %s",
+		    (int)e->name_len, e->name, why);
+	memcpy(st->out + st->len, e->name, e->name_len);
+	st->out[st->len + e->name_len] = '=';
+	memcpy(st->out + st->len + e->name_len + 1, e->value, e->value_len);
+	st->out[st->len + n - 1] = '\0';
+	st->len += n;
+	st->lines[st->count++] = line;
+}
+
+size_t varsym_conf_section(const char *text, size_t len, const char *mount,
+			   char *out, size_t size,
+			   void (*report)(void *ctx, unsigned int line,
+					  bool skipped, const char *why),
+			   void *ctx)
+{
+	enum { BEFORE, OURS, OTHER } where = BEFORE;
+	struct state st;
+	struct varsym_conf_line l;
+	char msg[VARSYM_MSG_MAX];
+	unsigned int line = 0;
+	size_t pos = 0;
+
+	st = (struct state){
+		.report = report, .ctx = ctx, .out = out,
+		.size = size > VARSYM_SCOPE_MAX ? VARSYM_SCOPE_MAX : size,
+	};
 	while (pos < len) {
 		const char *p = text + pos, *nl = memchr(p, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - p) : len - pos;
-		const char *eq;
 
 		pos += n + 1;
 		line++;
-		if (!n || p[0] == '#')
-			continue;
-		if (memchr(p, '\0', n))
-			return bad_line(msg, msg_size, line, "a NUL byte");
-		if (p[0] == '[') {
-			if (n < 3 || p[n - 1] != ']' || p[1] != '/')
-				return bad_line(msg, msg_size, line,
-						"a section is [/MOUNT/POINT]");
-			in_section = same_mount(p + 1, n - 2, mount);
-			continue;
+		switch (varsym_conf_line(p, n, &l, msg, sizeof(msg))) {
+		case VARSYM_CONF_NOTHING:
+			break;
+		case VARSYM_CONF_SECTION:
+			where = varsym_conf_section_of(&l, mount) ? OURS : OTHER;
+			break;
+		case VARSYM_CONF_ENTRY:
+			if (where == OURS)
+				add(&st, line, &l.entry);
+			else if (where == BEFORE)
+				say(&st, line, true,
+				    "before any [/MOUNT/POINT] section: no mount's");
+			break;
+		case VARSYM_CONF_BAD:
+			/* a broken header: nobody can tell whose lines follow */
+			if (where != OTHER || l.header)
+				say(&st, line, true, "%s", msg);
+			if (l.header)
+				where = OTHER;
+			break;
 		}
-		if (!in_section)
-			continue;
-		eq = memchr(p, '=', n);
-		if (!eq)
-			return bad_line(msg, msg_size, line,
-					"NAME=VALUE expected");
-		e = (struct varsym_scope_entry){
-			.name = p, .name_len = eq - p,
-			.value = eq + 1, .value_len = p + n - eq - 1,
-			.has_value = true,
-		};
-		if (varsym_entry_check(&e, why, sizeof(why)))
-			return bad_line(msg, msg_size, line, "%s", why);
-		prev = earlier(out, out_len, lines, p, eq - p);
-		if (prev)
-			return bad_line(msg, msg_size, line,
-					"'%.*s' is set on line %u already",
-					(int)(eq - p), p, prev);
-		if (count == VARSYM_SCOPE_ENTRIES_MAX || out_len + n + 1 > size)
-			return bad_line(msg, msg_size, line,
-					"past %d bytes or %d names for one mount",
-					VARSYM_SCOPE_MAX,
-					VARSYM_SCOPE_ENTRIES_MAX);
-		lines[count++] = line;
-		memcpy(out + out_len, p, n);
-		out[out_len + n] = '\0';
-		out_len += n + 1;
 	}
-	return out_len;
+	return st.len;
+}
+
+void varsym_conf_note(char *buf, size_t size, const char *path,
+		      unsigned int line, bool skipped, const char *why)
+{
+	snprintf(buf, size, skipped ? "%s:%u: %s (line skipped)" :
+				      "%s:%u: warning: %s", path, line, why);
+}
+
+ssize_t varsym_conf_read(const char *path, char **text)
+{
+	FILE *f = fopen(path, "re");
+	size_t len = 0, size = 0;
+	char *grown;
+	int err = 0;
+
+	*text = NULL;
+	if (!f)
+		return -errno;
+	do {
+		if (size - len < 4096) {
+			grown = realloc(*text, size += 65536);
+			if (!grown) {
+				err = ENOMEM;
+				break;
+			}
+			*text = grown;
+		}
+		len += fread(*text + len, 1, size - len - 1, f);
+	} while (!feof(f) && !ferror(f));
+	if (!err && ferror(f))
+		err = errno ? errno : EIO;
+	fclose(f);
+	if (err) {
+		free(*text);
+		*text = NULL;
+		return -err;
+	}
+	(*text)[len] = '\0';
+	return len;
 }

@@ -169,6 +169,17 @@ static bool is_control(unsigned char c)
 	return c < 0x20 || c == 0x7f;
 }
 
+/* The first control byte of s (len bytes), or NULL. */
+static const char *control_in(const char *s, size_t len)
+{
+	const char *end = s + len;
+
+	for (; s < end; s++)
+		if (is_control(*s))
+			return s;
+	return NULL;
+}
+
 /*
  * A control byte in an entry: refused with one message wherever a name or
  * a value comes in (docs/SPEC.md section 4, "Bounds").  What is shown of
@@ -177,21 +188,18 @@ static bool is_control(unsigned char c)
 static int check_printable(const struct varsym_scope_entry *e, char *msg,
 			   size_t size)
 {
-	const char *end = e->has_value ? e->value + e->value_len :
-					 e->name + e->name_len;
-	const char *p;
-	size_t shown;
+	const char *in_name = control_in(e->name, e->name_len);
+	const char *p = in_name;
+	size_t shown = in_name ? (size_t)(in_name - e->name) : e->name_len;
 
-	for (p = e->name; p < end && !is_control(*p); p++)
-		;
-	if (p == end)
+	if (!p && e->has_value)
+		p = control_in(e->value, e->value_len);
+	if (!p)
 		return 0;
-	shown = p < e->name + e->name_len ? (size_t)(p - e->name) :
-					    e->name_len;
 	return refuse(msg, size,
 		      "control character 0x%02x in '%.*s%s': names and values are printable text",
 		      (unsigned char)*p, (int)(shown > 64 ? 64 : shown),
-		      e->name, p < e->name + e->name_len ? "..." : "=...");
+		      e->name, in_name ? "..." : "=...");
 }
 
 int varsym_entry_check(const struct varsym_scope_entry *e, char *msg,

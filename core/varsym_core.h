@@ -199,16 +199,62 @@ ssize_t varsym_scope_edit(const char *old, size_t old_len, const char *edits,
 			  size_t edits_len, char *out, size_t size, char *msg,
 			  size_t msg_size);
 
-/* The configuration file of the system scopes (conf.c; user space only). */
+/*
+ * varsym.conf, the configuration file of the system scopes (conf.c; user
+ * space only; varsym.conf(5)).
+ */
 #define VARSYM_CONF_PATH "/etc/varsym.conf"
+
+enum varsym_conf_kind {
+	VARSYM_CONF_NOTHING,	/* empty, blanks, or a comment (# or ;) */
+	VARSYM_CONF_SECTION,	/* [/MOUNT/POINT]: path */
+	VARSYM_CONF_ENTRY,	/* NAME = VALUE: entry, blanks around cut */
+	VARSYM_CONF_BAD,	/* anything else, with the message */
+};
+
+struct varsym_conf_line {
+	enum varsym_conf_kind kind;
+	bool header;		/* starts with '[' (a section, or a bad one) */
+	const char *path;	/* a section's mount point, path_len bytes */
+	size_t path_len;
+	struct varsym_scope_entry entry;
+};
+
+/*
+ * One line of n bytes (no newline) at p, into l: its kind, and for a bad
+ * line why in msg (varsym_entry_check()'s message for a bad entry).
+ */
+enum varsym_conf_kind varsym_conf_line(const char *p, size_t n,
+				       struct varsym_conf_line *l, char *msg,
+				       size_t size);
+/* Whether l is a section header of mount point mount ("/a/" is "/a"). */
+bool varsym_conf_section_of(const struct varsym_conf_line *l,
+			    const char *mount);
 /*
  * The NAME=VALUE lines of text (len bytes) in the sections of mount point
  * mount, as one block in out (size bytes; VARSYM_SCOPE_MAX is enough):
- * its length, or -EINVAL with "line N: why" in msg.
+ * its length.  A name set again takes its last line's value.  Each line
+ * that is not applied (skipped) or that may not mean what it says (a
+ * warning: a name set again, a value holding " #" or in quotes) goes to
+ * report() with its number, if report is not NULL: a bad line of the
+ * mount's sections, a line before any section, a broken section header.
  */
-ssize_t varsym_conf_section(const char *text, size_t len, const char *mount,
-			    char *out, size_t size, char *msg,
-			    size_t msg_size);
+size_t varsym_conf_section(const char *text, size_t len, const char *mount,
+			   char *out, size_t size,
+			   void (*report)(void *ctx, unsigned int line,
+					  bool skipped, const char *why),
+			   void *ctx);
+/*
+ * The file at path whole, NUL bytes and all, in *text (malloc()ed, with a
+ * NUL after it; the caller frees it): its length, or -errno.
+ */
+ssize_t varsym_conf_read(const char *path, char **text);
+/*
+ * What to print of a report: "FILE:LINE: why (line skipped)", or
+ * "FILE:LINE: warning: why", NUL-terminated in buf, cut to size.
+ */
+void varsym_conf_note(char *buf, size_t size, const char *path,
+		      unsigned int line, bool skipped, const char *why);
 
 /*
  * Mount options, one parser for both implementations.  Fixed arrays keep

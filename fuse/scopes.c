@@ -202,24 +202,28 @@ int vsfuse_scopes_clear(struct vsfuse_scopes *s, bool system, uid_t uid)
 	return err;
 }
 
+/* A line the load skips, or a warning: on standard error, at mount. */
+static void print_report(void *ctx, unsigned int line, bool skipped,
+			 const char *why)
+{
+	char note[PATH_MAX + 2 * VARSYM_MSG_MAX];
+
+	varsym_conf_note(note, sizeof(note), ctx, line, skipped, why);
+	fprintf(stderr, "varsymfs: %s\n", note);
+}
+
 int vsfuse_scopes_load(struct vsfuse_scopes *s, const char *mountpoint,
 		       char *msg, size_t msg_size)
 {
 	const char *env = getenv("VARSYM_CONF");
 	const char *path = env && *env ? env : VARSYM_CONF_PATH;
 	char root[PATH_MAX], *text = NULL, *block;
-	size_t size = 0;
 	ssize_t n;
-	FILE *f;
 	int err = 0;
 
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	n = getdelim(&text, &size, '\0', f);
-	if (n < 0)
-		n = ferror(f) ? -EIO : 0;
-	fclose(f);
+	n = varsym_conf_read(path, &text);
+	if (n == -ENOENT)
+		return 0;
 	block = malloc(VARSYM_SCOPE_MAX);
 	if (n >= 0 && !block)
 		n = -ENOMEM;
@@ -230,14 +234,11 @@ int vsfuse_scopes_load(struct vsfuse_scopes *s, const char *mountpoint,
 		err = n;
 		goto out;
 	}
-	n = varsym_conf_section(text, n, root, block, VARSYM_SCOPE_MAX, msg,
-				msg_size);
+	n = varsym_conf_section(text, n, root, block, VARSYM_SCOPE_MAX,
+				print_report, (void *)path);
 	if (n > 0)
 		err = vsfuse_scopes_edit(s, true, 0, block, n, msg, msg_size);
-	else
-		err = n;
 	if (err) {
-		/* the line's number first, then the file's name */
 		char why[VARSYM_MSG_MAX];
 
 		snprintf(why, sizeof(why), "%s", msg);

@@ -138,23 +138,21 @@ static const char *config_path(const struct scope_cmd *s)
 	return env && *env ? env : VARSYM_CONF_PATH;
 }
 
-/* The file whole, NUL-terminated, in *text: its length, or -errno. */
-static ssize_t read_config(const char *path, char **text)
-{
-	FILE *f = fopen(path, "re");
-	size_t size = 0;
-	ssize_t n;
+/* The lines a load skips, and its warnings, as they are reported. */
+struct report {
+	const char *path;
+	unsigned int skipped;
+};
 
-	*text = NULL;
-	if (!f)
-		return -errno;
-	n = getdelim(text, &size, '\0', f);
-	if (n < 0 && ferror(f))
-		n = -EIO;
-	else if (n < 0)
-		n = 0;
-	fclose(f);
-	return n;
+static void print_report(void *ctx, unsigned int line, bool skipped,
+			 const char *why)
+{
+	struct report *r = ctx;
+	char note[PATH_MAX + 2 * VARSYM_MSG_MAX];
+
+	varsym_conf_note(note, sizeof(note), r->path, line, skipped, why);
+	fprintf(stderr, "varsym: %s\n", note);
+	r->skipped += skipped;
 }
 
 /* Whether the line at p (n bytes) is a section header for root. */
@@ -186,7 +184,7 @@ static int save(const struct scope_cmd *s)
 	n = read_scope(s, block);
 	if (n < 0)
 		return EXIT_USAGE;
-	len = read_config(path, &text);
+	len = varsym_conf_read(path, &text);
 	if (len < 0 && len != -ENOENT) {
 		fprintf(stderr, "varsym: %s: %s\n", path, strerror(-len));
 		return EXIT_USAGE;
@@ -437,7 +435,8 @@ int cmd_load(int argc, char **argv)
 	const struct verb v = { .config = true };
 	struct scope_cmd s = { .system = true };
 	struct varsym_scope_entry e;
-	char msg[VARSYM_MSG_MAX], *text;
+	struct report r = { 0 };
+	char *text;
 	const char *path;
 	ssize_t n, old, len;
 	size_t pos = 0;
@@ -446,8 +445,8 @@ int cmd_load(int argc, char **argv)
 	if (parse(&s, &v, argc, argv, &status) < 0)
 		return status;
 	s.system = true;
-	path = config_path(&s);
-	len = read_config(path, &text);
+	path = r.path = config_path(&s);
+	len = varsym_conf_read(path, &text);
 	if (len == -ENOENT && !s.config)
 		return EXIT_RESOLVES;
 	if (len < 0) {
@@ -455,12 +454,8 @@ int cmd_load(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	n = varsym_conf_section(text, len, s.root, edited, sizeof(edited),
-				msg, sizeof(msg));
+				print_report, &r);
 	free(text);
-	if (n < 0) {
-		fprintf(stderr, "varsym: %s: %s; nothing loaded\n", path, msg);
-		return EXIT_REFUSED;
-	}
 	old = read_scope(&s, block);
 	if (old < 0)
 		return EXIT_USAGE;
@@ -487,9 +482,7 @@ int cmd_load(int argc, char **argv)
 	}
 	memcpy(edits + len, edited, n);
 	len += n;
-	if (!len)
-		return EXIT_RESOLVES;
-	if (setxattr(s.root, VARSYM_XATTR_SYSTEM_SCOPE, edits, len, 0))
+	if (len && setxattr(s.root, VARSYM_XATTR_SYSTEM_SCOPE, edits, len, 0))
 		return change_failed(&s, errno);
-	return EXIT_RESOLVES;
+	return r.skipped ? EXIT_REFUSED : EXIT_RESOLVES;
 }

@@ -755,8 +755,8 @@ void usage(FILE *f)
 	"     unset (get)\n"
 	"  2  usage error (-s with -u included), or a system error unrelated\n"
 	"     to the path\n"
-	"  3  refused: a change, a value or a configuration line (nothing\n"
-	"     changed), or not allowed\n";
+	"  3  refused: a change or a value (nothing changed), or not\n"
+	"     allowed; load: a line skipped (the others are loaded)\n";
 
 	fputs(text, f);
 }

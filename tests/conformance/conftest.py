@@ -166,6 +166,9 @@ class Mount:
         self.daemon = None
         self.env = dict(env or {})
         self.helper = helper
+        # what the program or the helper said on standard error: the
+        # module's helper's at start, the FUSE program's once stopped
+        self.said = ""
 
     def argv(self):
         if self.impl == "fuse":
@@ -198,6 +201,7 @@ class Mount:
         p = run(self.argv(), env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
                                   "VARSYM": os.path.join(self.build, "varsym"),
                                   **self.env})
+        self.said = p.err
         return p.returncode == 0, p.err
 
     def stop(self):
@@ -219,6 +223,7 @@ class Mount:
                 raise Failed("the daemon did not exit after umount; its "
                              f"threads were in:\n{stacks}")
             err = self.daemon.stderr.read().decode(errors="replace")
+            self.said += err
             self.daemon = None
             if status != 0:
                 raise Failed(f"the daemon exited with status {status}: {err}")

@@ -405,16 +405,57 @@ def test_saved_values_survive_umount_and_mount(varsymfs, varsym, probe,
     assert probe.readlink(link, env={}) == "ok /opt/perl/5.24.0/lib"
 
 
-def test_a_bad_line_mounts_nothing(varsymfs, public_dir, impl):
+def said_at_mount(m):
+    """What the mount said on standard error: the module's helper at once,
+    the FUSE program once unmounted."""
+    if m.impl == "fuse":
+        m.stop()
+    return m.said
+
+
+CONF = """# varsym.conf as people write it
+[{where}]
+  A = /a
+\t# an indented comment, and one with ;
+; sysctl.conf's comment
+1B=2
+C=/c d   \t
+X=1 # not a comment
+A=/again
+"""
+
+
+def test_a_bad_line_costs_only_itself(varsymfs, public_dir, impl):
+    """As sysctl.conf and systemd do: a bad line is reported, FILE:LINE:
+    why, and skipped; the rest is applied and the mount is made."""
     conf = os.path.join(public_dir, "varsym.conf")
     where = os.path.join(public_dir, "m")
     os.mkdir(where)
     make_public(where)
     with open(conf, "w") as f:
-        f.write(f"[{os.path.realpath(where)}]\nA=1\n\n1B=2\n")
-    err = varsymfs("", env={"VARSYM_CONF": conf}, helper=True, where=where,
-                   expect_failure=True)
-    assert "line 4: invalid variable name '1B'" in err, err
+        f.write(CONF.format(where=os.path.realpath(where)))
+    m = varsymfs("", env={"VARSYM_CONF": conf}, helper=True, where=where)
+    assert os.getxattr(m.dir, SYSTEM) == \
+        b"C=/c d\0X=1 # not a comment\0A=/again\0"
+    said = said_at_mount(m)
+    for line in (f"{conf}:6: invalid variable name '1B' (line skipped)",
+                 f"{conf}:8: warning: the value of 'X' holds ' #', which is "
+                 "part of it: varsym.conf has no end-of-line comments",
+                 f"{conf}:9: warning: 'A' is set on line 3 too: this line "
+                 "wins"):
+        assert line in said, said
+    assert "not mounted" not in said
+
+
+def test_an_unreadable_file_mounts_nothing(varsymfs, public_dir):
+    """A file that cannot be read at all (here: a directory) is not a line:
+    the mount fails, and says why."""
+    where = os.path.join(public_dir, "m")
+    os.mkdir(where)
+    make_public(where)
+    err = varsymfs("", env={"VARSYM_CONF": public_dir}, helper=True,
+                   where=where, expect_failure=True)
+    assert f"{public_dir}: Is a directory" in err, err
     from conftest import mounted_at
     assert mounted_at(where) is None
 
@@ -428,10 +469,22 @@ def test_load_makes_the_system_scope_the_file(varsymfs, varsym, public_dir):
     vs(varsym, "load", "--config", conf, m.dir)
     assert os.getxattr(m.dir, SYSTEM) == b"A=/a\0B=/b\0"
     with open(conf, "a") as f:
-        f.write("A=/again\n")
+        f.write("A=/again\nC\n@uid=1\nD=/d\n")
     p = vs(varsym, "load", "--config", conf, m.dir, check=False)
-    assert p.returncode == 3 and "line 4: 'A' is set on line 2 already" in p.err
-    assert os.getxattr(m.dir, SYSTEM) == b"A=/a\0B=/b\0"
+    assert p.returncode == 3, p.err
+    assert p.err == (
+        f"varsym: {conf}:4: warning: 'A' is set on line 2 too: this line wins\n"
+        f"varsym: {conf}:5: NAME=VALUE expected (line skipped)\n"
+        f"varsym: {conf}:6: '@uid' is a built-in name: nobody sets it "
+        "(line skipped)\n")
+    assert os.getxattr(m.dir, SYSTEM) == b"B=/b\0A=/again\0D=/d\0"
+    # a NUL byte spoils its own line only: the file is read to its end
+    with open(conf, "wb") as f:
+        f.write(f"[{os.path.realpath(m.dir)}]\nA=/x\0y\nB=/b\n".encode())
+    p = vs(varsym, "load", "--config", conf, m.dir, check=False)
+    assert (p.returncode, p.err) == \
+        (3, f"varsym: {conf}:2: a NUL byte (line skipped)\n")
+    assert os.getxattr(m.dir, SYSTEM) == b"B=/b\0"
 
 
 @needs_real_root

@@ -8,7 +8,8 @@
  * either fails whole, or gives a scope in which each name it sets has its
  * value, each name it unsets is gone, every other old entry is kept, and
  * every entry is well formed, once.  The whole input is also read as a
- * configuration file, whose answer must be a valid change.
+ * configuration file, whose answer must be a valid change, each line it
+ * skips or doubts reported with its number and why.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,10 @@ static void check_block(const char *block, size_t len)
 	if (len > VARSYM_SCOPE_MAX || (len && block[len - 1] != '\0'))
 		abort();
 	while (varsym_scope_next(block, len, &pos, &e)) {
+		for (at = 0; at < e.value_len; at++)
+			if ((unsigned char)e.value[at] < 0x20 ||
+			    e.value[at] == 0x7f)
+				abort();	/* a control byte */
 		at = pos;
 		if (!e.has_value || !e.value_len ||
 		    e.value_len >= VARSYM_PATH_MAX ||
@@ -50,6 +55,14 @@ static void check_block(const char *block, size_t len)
 		if (find(block + at, len - at, &e, &f))
 			abort();		/* a name twice */
 	}
+}
+
+/* Every report of a line names it, and says why. */
+static void report(void *ctx, unsigned int line, bool skipped,
+		   const char *why)
+{
+	if (!line || !why[0])
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -97,10 +110,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 	}
 	/* the input as a configuration file, for the mount "/a" */
-	n = varsym_conf_section(in, size, "/a", conf, sizeof(conf), msg,
-				sizeof(msg));
-	if (n < 0 && (n != -EINVAL || strncmp(msg, "line ", 5)))
-		abort();
+	n = varsym_conf_section(in, size, "/a", conf, sizeof(conf), report,
+				NULL);
 	if (n > 0) {
 		check_block(conf, n);
 		if (varsym_scope_edit("", 0, conf, n, out, sizeof(out), msg,

@@ -23,6 +23,7 @@ def installed(prefix):
         f"{prefix}/bin/varsym": 0o755,
         f"{prefix}/share/man/man1/varsym.1": 0o644,
         f"{prefix}/share/man/man5/varsymfs.5": 0o644,
+        f"{prefix}/share/man/man5/varsym.conf.5": 0o644,
         f"{prefix}/share/man/man8/varsymfs.8": 0o644,
     }
     for f in DOCS + EXAMPLES:
@@ -77,7 +78,8 @@ def test_installed_programs_run(built_source, tmp_path):
 def test_man_finds_installed_pages(built_source, tmp_path):
     sh(["make", "-C", built_source, "install", f"DESTDIR={tmp_path}"])
     mandir = f"{tmp_path}/usr/local/share/man"
-    for section, name in (("1", "varsym"), ("5", "varsymfs"), ("8", "varsymfs")):
+    for section, name in (("1", "varsym"), ("5", "varsymfs"), ("8", "varsymfs"),
+                          ("5", "varsym.conf")):
         p = sh(["man", "-M", mandir, "-w", section, name], env={"PATH": "/usr/bin:/bin"})
         assert p.out.strip() == f"{mandir}/man{section}/{name}.{section}"
 

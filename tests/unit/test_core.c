@@ -759,52 +759,133 @@ static void test_scope_edit(void)
 	check(n == 2 && pos == 10, "scope_next: two entries (%zu)", n);
 }
 
-/* /etc/varsym.conf: the mount's sections only, each bad line by number. */
+/* What varsym_conf_section() reported: "LINE s|w why\n" each. */
+struct conf_reports {
+	char text[2048];
+	size_t len;
+};
+
+static void conf_report(void *ctx, unsigned int line, bool skipped,
+			const char *why)
+{
+	struct conf_reports *r = ctx;
+
+	r->len += snprintf(r->text + r->len, sizeof(r->text) - r->len,
+			   "%u %c %s\n", line, skipped ? 's' : 'w', why);
+}
+
+#define CTL_MSG ": names and values are printable text"
+
+/*
+ * /etc/varsym.conf: the mount's sections only; each bad line reported by
+ * number and skipped, the rest applied; blanks around a line and its '='
+ * are not part of it.
+ */
 static void test_conf(void)
 {
-	static char out[VARSYM_SCOPE_MAX];
+	static char out[VARSYM_SCOPE_MAX], big[4 * VARSYM_SCOPE_MAX];
 	static const struct {
 		const char *text, *mount;
-		ssize_t result;
-		const char *expect;	/* the block, or the message */
+		const char *expect;	/* the block */
 		size_t expect_len;
+		const char *reports;
 	} rows[] = {
-		{ "# c\n[/a]\nA=1\nB=/x y\n[/b]\nC=3\n", "/a", 11,
-		  "A=1\0B=/x y\0", 11 },
-		{ "[/a]\nA=1\n[/b]\nC=3\n[/a/]\nD=4\n", "/a", 8,
-		  "A=1\0D=4\0", 8 },
-		{ "[/b]\n1bad\n[/a]\nA=1", "/a", 4, "A=1\0", 4 },
-		{ "A=1\n", "/a", 0, "", 0 },
-		{ "[/a]\n\n\n1A=2\n", "/a", -EINVAL,
-		  "line 4: invalid variable name '1A'", 0 },
-		{ "[/a]\nA\n", "/a", -EINVAL, "line 2: NAME=VALUE expected", 0 },
-		{ "[/a]\nA=\n", "/a", -EINVAL,
-		  "line 2: empty value for 'A' (unset it instead)", 0 },
-		{ "[/a]\nA=x\x1b[2J\n", "/a", -EINVAL,
-		  "line 2: control character 0x1b in 'A=...': names and values are printable text", 0 },
-		{ "[/a]\nA=1\nA=2\n", "/a", -EINVAL,
-		  "line 3: 'A' is set on line 2 already", 0 },
-		{ "[a]\n", "/a", -EINVAL, "line 1: a section is [/MOUNT/POINT]",
-		  0 },
-		{ "[/a\n", "/a", -EINVAL, "line 1: a section is [/MOUNT/POINT]",
-		  0 },
-		{ "[/]\nR=/\n", "/", 4, "R=/\0", 4 },
+		{ "# c\n[/a]\nA=1\nB=/x y\n[/b]\nC=3\n", "/a",
+		  SCOPE("A=1\0B=/x y\0"), "" },
+		{ "[/a]\nA=1\n[/b]\nC=3\n[/a/]\nD=4\n", "/a",
+		  SCOPE("A=1\0D=4\0"), "" },
+		/* another mount's bad line is not this one's business */
+		{ "[/b]\n1bad\n[/a]\nA=1", "/a", SCOPE("A=1\0"), "" },
+		/* a line before any section belongs to no mount: said */
+		{ "# top\nA=1\n", "/a", SCOPE(""),
+		  "2 s before any [/MOUNT/POINT] section: no mount's\n" },
+		/* one bad line costs itself only */
+		{ "[/a]\n\n\n1A=2\nB=3\n", "/a", SCOPE("B=3\0"),
+		  "4 s invalid variable name '1A'\n" },
+		{ "[/a]\nA\nB=1\n", "/a", SCOPE("B=1\0"),
+		  "2 s NAME=VALUE expected\n" },
+		{ "[/a]\nA=\nB=1\n", "/a", SCOPE("B=1\0"),
+		  "2 s empty value for 'A' (unset it instead)\n" },
+		{ "[/a]\nA= \t \n", "/a", SCOPE(""),
+		  "2 s empty value for 'A' (unset it instead)\n" },
+		{ "[/a]\n@uid=0\n", "/a", SCOPE(""),
+		  "2 s '@uid' is a built-in name: nobody sets it\n" },
+		{ "[/a]\nA=x\x1b[2J\n", "/a", SCOPE(""),
+		  "2 s control character 0x1b in 'A=...'" CTL_MSG "\n" },
+		/* blanks: around the line, around '=', at its end */
+		{ "[/a]\n  A = 1  \n\tB\t=\t/b c\t\r\n   # indented comment\n"
+		  "; another comment\n  \t\n", "/a", SCOPE("A=1\0B=/b c\0"), "" },
+		{ "  [/a]  \r\nA=1\r\n", "/a", SCOPE("A=1\0"), "" },
+		/* no end-of-line comments: the value holds it, with a word */
+		{ "[/a]\nA=1 # note\nB=/x#y\n", "/a", SCOPE("A=1 # note\0B=/x#y\0"),
+		  "2 w the value of 'A' holds ' #', which is part of it: "
+		  "varsym.conf has no end-of-line comments\n" },
+		{ "[/a]\nA=\"/x y\"\nB='\n", "/a", SCOPE("A=\"/x y\"\0B='\0"),
+		  "2 w the value of 'A' is in quotes, which are part of it\n" },
+		/* a name set again: the last line wins, and that is said */
+		{ "[/a]\nA=1\nB=2\nA=3\n", "/a", SCOPE("B=2\0A=3\0"),
+		  "4 w 'A' is set on line 2 too: this line wins\n" },
+		{ "[/a]\nA=1\n[/b]\nA=9\n[/a]\nA=3\nA=4\n", "/a", SCOPE("A=4\0"),
+		  "6 w 'A' is set on line 2 too: this line wins\n"
+		  "7 w 'A' is set on line 6 too: this line wins\n" },
+		/* a broken header: said at every mount, its lines ignored */
+		{ "[/a]\nA=1\n[b]\nB=2\n[/a]\nC=3\n", "/a", SCOPE("A=1\0C=3\0"),
+		  "3 s a section is [/MOUNT/POINT]; the lines up to the next "
+		  "one are ignored\n" },
+		{ "[/b]\n[/a\nA=1\n", "/c", SCOPE(""),
+		  "2 s a section is [/MOUNT/POINT]; the lines up to the next "
+		  "one are ignored\n" },
+		{ "[ /a ]\nA=1\n", "/a", SCOPE(""),
+		  "1 s a section is [/MOUNT/POINT]; the lines up to the next "
+		  "one are ignored\n" },
+		{ "[/]\nR=/\n", "/", SCOPE("R=/\0"), "" },
+		{ "", "/a", SCOPE(""), "" },
 	};
-	char msg[VARSYM_MSG_MAX];
-	size_t i;
-	ssize_t got;
+	struct conf_reports r;
+	size_t i, n, got;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		msg[0] = '\0';
-		got = varsym_conf_section(rows[i].text, strlen(rows[i].text),
-					  rows[i].mount, out, sizeof(out), msg,
-					  sizeof(msg));
-		check(got == rows[i].result &&
-		      (got < 0 ? !strcmp(msg, rows[i].expect) :
-		       (size_t)got == rows[i].expect_len &&
-		       !memcmp(out, rows[i].expect, got)),
-		      "conf row %zu: %s (%s)", i, err_name(got), msg);
+		const char *t = rows[i].text;
+		size_t len = strlen(t);
+
+		memset(&r, 0, sizeof(r));
+		got = varsym_conf_section(t, len, rows[i].mount, out,
+					  sizeof(out), conf_report, &r);
+		check(got == rows[i].expect_len &&
+		      !memcmp(out, rows[i].expect, got) &&
+		      !strcmp(r.text, rows[i].reports),
+		      "conf row %zu: %zu bytes, reports:\n%s", i, got, r.text);
 	}
+	/* past 1024 names: the lines after are skipped, each said */
+	n = snprintf(big, sizeof(big), "[/a]\n");
+	for (i = 0; i < VARSYM_SCOPE_ENTRIES_MAX + 2; i++)
+		n += snprintf(big + n, sizeof(big) - n, "V%zu=x\n", i);
+	memset(&r, 0, sizeof(r));
+	got = varsym_conf_section(big, n, "/a", out, sizeof(out), conf_report,
+				  &r);
+	/* V0..V9=x: 5 bytes each, V10..V99 6, V100..V999 7, V1000.. 8 */
+	check(got == 10 * 5 + 90 * 6 + 900 * 7 + 24 * 8,
+	      "conf: 1026 names (%zu bytes)", got);
+	check(!strcmp(r.text, "1026 s past 65536 bytes or 1024 names for one mount\n"
+			      "1027 s past 65536 bytes or 1024 names for one mount\n"),
+	      "conf: 1026 names: %s", r.text);
+	/* a NUL byte ends nothing: the line is bad, the next one is read */
+	memset(&r, 0, sizeof(r));
+	got = varsym_conf_section("[/a]\nA=x\0y\nB=1\n", 15, "/a", out,
+				  sizeof(out), conf_report, &r);
+	check(got == 4 && !memcmp(out, "B=1", 4) &&
+	      !strcmp(r.text, "2 s a NUL byte\n"), "conf: a NUL byte: %s",
+	      r.text);
+	/* no report hook: the same block, nothing said */
+	got = varsym_conf_section("[/a]\n1A=1\nB=2\n", 15, "/a", out,
+				  sizeof(out), NULL, NULL);
+	check(got == 4 && !memcmp(out, "B=2", 4), "conf: no report hook");
+	varsym_conf_note(big, 64, "/etc/varsym.conf", 4, true, "why");
+	check(!strcmp(big, "/etc/varsym.conf:4: why (line skipped)"),
+	      "conf note: %s", big);
+	varsym_conf_note(big, 64, "/etc/varsym.conf", 5, false, "why");
+	check(!strcmp(big, "/etc/varsym.conf:5: warning: why"),
+	      "conf note: %s", big);
 }
 
 /* Lengths around PATH_MAX - 1, and getenv() failures passed through. */
