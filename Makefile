@@ -188,7 +188,7 @@ $(B)/bench/vsbench: bench/vsbench.c
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
 # The command-line tool: explains a path walk through variant links.
-VARSYM_SRC := tools/varsym.c tools/scopes.c
+VARSYM_SRC := tools/varsym.c tools/scopes.c tools/conffile.c
 VARSYM_HDR := tools/varsym.h tools/errno_name.h
 
 $(B)/varsym: $(CORE_SRC) $(CORE_HDR) $(VARSYM_SRC) $(VARSYM_HDR) | $(B)

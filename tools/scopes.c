@@ -27,6 +27,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "errno_name.h"
 #include "varsym.h"
 
 struct scope_cmd {
@@ -38,7 +39,7 @@ struct scope_cmd {
 };
 
 static char block[VARSYM_SCOPE_MAX], edits[VARSYM_SCOPE_MAX];
-static char edited[VARSYM_SCOPE_MAX];
+static char edited[VARSYM_SCOPE_MAX], undo[2 * VARSYM_SCOPE_MAX];
 
 static const char *attr_of(const struct scope_cmd *s)
 {
@@ -107,26 +108,6 @@ static int change_failed(const struct scope_cmd *s, int e)
 	return EXIT_USAGE;
 }
 
-/* Applies edits[0, len) whole: 0, or an exit status after a message. */
-static int apply(const struct scope_cmd *s, size_t len)
-{
-	char msg[VARSYM_MSG_MAX];
-	ssize_t old, n;
-
-	old = read_scope(s, block);
-	if (old < 0)
-		return EXIT_USAGE;
-	n = varsym_scope_edit(block, old, edits, len, edited, sizeof(edited),
-			      msg, sizeof(msg));
-	if (n < 0) {
-		fprintf(stderr, "varsym: %s; nothing changed\n", msg);
-		return EXIT_REFUSED;
-	}
-	if (setxattr(s->root, attr_of(s), edits, len, 0))
-		return change_failed(s, errno);
-	return 0;
-}
-
 /* ---- the configuration file ---- */
 
 static const char *config_path(const struct scope_cmd *s)
@@ -155,74 +136,86 @@ static void print_report(void *ctx, unsigned int line, bool skipped,
 	r->skipped += skipped;
 }
 
-/* Whether the line at p (n bytes) is a section header for root. */
-static bool header_of(const char *p, size_t n, const char *root)
+/*
+ * The change edits[0, len) undone: each name it names set again to its
+ * value in old (old_len bytes), or unset.  Returns the undoing change's
+ * length, in out (2 * VARSYM_SCOPE_MAX bytes: old's entries, and names
+ * of the change).
+ */
+static size_t undoing(const char *old, size_t old_len, size_t len, char *out)
 {
-	size_t len = strlen(root);
+	struct varsym_scope_entry e, o;
+	size_t pos = 0, at, n = 0;
+	bool was;
 
-	while (n > 3 && p[n - 2] == '/')	/* "[/x/]" is "[/x]" */
-		n--;
-	return n == len + 2 && p[0] == '[' && p[n - 1] == ']' &&
-	       !memcmp(p + 1, root, len);
+	while (varsym_scope_next(edits, len, &pos, &e)) {
+		for (at = 0, was = false; !was &&
+		     varsym_scope_next(old, old_len, &at, &o);)
+			was = o.name_len == e.name_len &&
+			      !memcmp(o.name, e.name, e.name_len);
+		/* old's entry, or the name alone: less than the change */
+		if (was)
+			e = o;
+		else
+			e.value_len = 0;
+		memcpy(out + n, e.name, e.name_len);
+		n += e.name_len;
+		if (was) {
+			out[n++] = '=';
+			memcpy(out + n, e.value, e.value_len);
+			n += e.value_len;
+		}
+		out[n++] = '\0';
+	}
+	return n;
 }
 
 /*
- * Rewrites the configuration with the system scope now in force for
- * s->root, in place of its sections: 0, or an exit status.
+ * Applies edits[0, len) whole, and with --save makes it in the file too:
+ * both or neither.  The file's new text is written first, beside it; then
+ * the scope changes; then the new text takes the file's place, and if
+ * that fails the scope's change is undone.  0, or an exit status after a
+ * message.
  */
-static int save(const struct scope_cmd *s)
+static int change(const struct scope_cmd *s, size_t len)
 {
-	const char *path = config_path(s);
-	struct varsym_scope_entry e;
-	char tmp[PATH_MAX], *text;
-	ssize_t len, n;
-	size_t pos = 0;
-	bool ours = false;
-	FILE *f;
-	int fd;
+	char msg[VARSYM_MSG_MAX];
+	struct conf_rewrite w;
+	ssize_t old, n;
+	int err;
 
-	n = read_scope(s, block);
-	if (n < 0)
+	old = read_scope(s, block);
+	if (old < 0)
 		return EXIT_USAGE;
-	len = varsym_conf_read(path, &text);
-	if (len < 0 && len != -ENOENT) {
-		fprintf(stderr, "varsym: %s: %s\n", path, strerror(-len));
+	n = varsym_scope_edit(block, old, edits, len, edited, sizeof(edited),
+			      msg, sizeof(msg));
+	if (n < 0) {
+		fprintf(stderr, "varsym: %s; nothing changed\n", msg);
+		return EXIT_REFUSED;
+	}
+	if (s->save && conf_prepare(&w, config_path(s), s->root, edits, len))
 		return EXIT_USAGE;
+	if (setxattr(s->root, attr_of(s), edits, len, 0)) {
+		err = errno;
+		if (s->save)
+			conf_abandon(&w);
+		return change_failed(s, err);
 	}
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		fprintf(stderr, "varsym: %s: %s\n", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(text);
-		return EXIT_USAGE;
-	}
-	fchmod(fd, 0644);
-	/* every line but this mount's sections, as it was */
-	while (len > 0 && pos < (size_t)len) {
-		const char *p = text + pos, *nl = memchr(p, '\n', len - pos);
-		size_t l = nl ? (size_t)(nl - p) : len - pos;
-
-		pos += l + 1;
-		if (l && p[0] == '[')
-			ours = header_of(p, l, s->root);
-		if (!ours)
-			fprintf(f, "%.*s\n", (int)l, p);
-	}
-	free(text);
-	if (n)
-		fprintf(f, "[%s]\n", s->root);
-	for (pos = 0; varsym_scope_next(block, n, &pos, &e);)
-		fprintf(f, "%.*s=%.*s\n", (int)e.name_len, e.name,
-			(int)e.value_len, e.value);
-	if (fflush(f) || fsync(fd) || fclose(f) || rename(tmp, path)) {
-		fprintf(stderr, "varsym: %s: %s\n", path, strerror(errno));
-		unlink(tmp);
-		return EXIT_USAGE;
-	}
-	return 0;
+	if (!s->save)
+		return 0;
+	err = -conf_commit(&w);
+	if (!err)
+		return 0;
+	conf_abandon(&w);
+	n = undoing(block, old, len, undo);
+	if (setxattr(s->root, attr_of(s), undo, n, 0))
+		fprintf(stderr, "varsym: %s: cannot put its new copy in place: %s (%s); and undoing the change failed too (%s): the scope has the change, the file does not\n",
+			w.path, strerror(err), errno_name(err),
+			strerror(errno));
+	else
+		fprintf(stderr, "varsym: %s: cannot put its new copy in place: %s (%s); the change is undone: nothing changed\n",
+			w.path, strerror(err), errno_name(err));
+	return EXIT_USAGE;
 }
 
 /* ---- the commands ---- */
@@ -346,11 +339,7 @@ static int cmd_change(int argc, char **argv, bool set)
 	if (first < 0)
 		return status;
 	status = join(argc, argv, first, set, &len);
-	if (!status)
-		status = apply(&s, len);
-	if (!status && s.save)
-		status = save(&s);
-	return status;
+	return status ? status : change(&s, len);
 }
 
 int cmd_set(int argc, char **argv)

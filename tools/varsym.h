@@ -5,6 +5,7 @@
 #ifndef VARSYM_TOOL_H
 #define VARSYM_TOOL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -29,5 +30,21 @@ int cmd_unset(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_load(int argc, char **argv);
+
+/*
+ * conffile.c: --save, a change made to the configuration file in two
+ * steps.  conf_prepare() writes the new text beside the file; 0, or
+ * -errno after a message naming the file and the errno.  conf_commit()
+ * puts it in place: 0 or -errno (no message).  conf_abandon() drops it.
+ */
+struct conf_rewrite {
+	char path[PATH_MAX];	/* the file, at the end of its links */
+	char tmp[PATH_MAX];	/* its new text, until committed */
+};
+
+int conf_prepare(struct conf_rewrite *w, const char *path, const char *mount,
+		 const char *edits, size_t edits_len);
+int conf_commit(struct conf_rewrite *w);
+void conf_abandon(struct conf_rewrite *w);
 
 #endif /* VARSYM_TOOL_H */

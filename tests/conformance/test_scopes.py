@@ -18,6 +18,7 @@ from conftest import IN_USERNS, needs_real_root, run, wait_for
 SYSTEM = "system.varsym_system"
 USER = "system.varsym_user"
 PATH = {"PATH": "/usr/bin:/bin"}
+SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 
 
 @pytest.fixture
@@ -396,13 +397,143 @@ def test_saved_values_survive_umount_and_mount(varsymfs, varsym, probe,
         text = f.read()
     real = os.path.realpath(where)
     assert text == ("# another mount's section stays as it is\n[/elsewhere]\n"
-                    f"X=1\n[{real}]\nPERL_VERSION=5.24.0\n")
+                    f"X=1\n\n[{real}]\nPERL_VERSION=5.24.0\n")
     m.stop()
     m2 = varsymfs("", env=env, helper=True, where=where)
     assert os.getxattr(m2.dir, SYSTEM) == b"PERL_VERSION=5.24.0\0"
     link = os.path.join(m2.dir, "perl")
     os.symlink("/opt/perl/${PERL_VERSION:-5.22.1}/lib", link)
     assert probe.readlink(link, env={}) == "ok /opt/perl/5.24.0/lib"
+
+
+SAVED_BEFORE = """# the site's values
+[/elsewhere]
+X=1
+[{where}]
+  # Perl: ask the web team first
+  PERL = 5.24.0
+this line is not NAME=VALUE
+A=1
+A=2
+
+[/other]
+A=3
+"""
+
+SAVED_AFTER = """# the site's values
+[/elsewhere]
+X=1
+[{where}]
+  # Perl: ask the web team first
+  PERL = 5.24.0
+this line is not NAME=VALUE
+NEW=/n
+
+[/other]
+A=3
+"""
+
+
+def test_save_edits_the_file_as_a_person_would(varsymfs, varsym, public_dir):
+    """--save makes the change in the mount's sections and nowhere else:
+    comments, lines a load skips and other sections stay, a line whose
+    value is the same stays as written; the file keeps its mode and owner,
+    a symbolic link stays one and its target is written, and the new text
+    replaces the old whole (a new inode, no file left beside it)."""
+    m = varsymfs("")
+    real = os.path.realpath(m.dir)
+    target = os.path.join(public_dir, "etc", "site.conf")
+    os.mkdir(os.path.dirname(target))
+    with open(target, "w") as f:
+        f.write(SAVED_BEFORE.format(where=real))
+    os.chmod(target, 0o640)
+    os.chown(target, 65534, 65534)
+    conf = os.path.join(public_dir, "varsym.conf")
+    os.symlink("etc/site.conf", conf)
+    inode = os.stat(target).st_ino
+    env = {**PATH, "VARSYM_CONF": conf}
+    vs(varsym, "load", m.dir, env=env, check=False)
+    assert os.getxattr(m.dir, SYSTEM) == b"PERL=5.24.0\0A=2\0"
+    vs(varsym, "set", "-s", "--save", m.dir, "PERL=5.24.0", "NEW=/n",
+       env=env)
+    # (a file system may give the next new file the freed inode again)
+    assert os.stat(target).st_ino != inode, "written in place, not replaced"
+    vs(varsym, "unset", "-s", "--save", m.dir, "A", env=env)
+    assert os.readlink(conf) == "etc/site.conf"
+    with open(target) as f:
+        assert f.read() == SAVED_AFTER.format(where=real)
+    st = os.stat(target)
+    assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o640, 65534, 65534)
+    assert sorted(os.listdir(os.path.dirname(target))) == ["site.conf"]
+    assert os.getxattr(m.dir, SYSTEM) == b"PERL=5.24.0\0NEW=/n\0"
+    # and a new mount loads what the file now says
+    m.stop()
+    m2 = varsymfs("", env={"VARSYM_CONF": conf}, helper=True, where=m.dir)
+    assert os.getxattr(m2.dir, SYSTEM) == b"PERL=5.24.0\0NEW=/n\0"
+
+
+def test_a_save_that_cannot_write_changes_nothing(varsymfs, varsym,
+                                                  public_dir):
+    """--save writes the file first: when it cannot, the scope is as it
+    was, and the message names the file and the errno."""
+    m = varsymfs("")
+    vs(varsym, "set", "-s", m.dir, "KEEP=/k")
+    conf = os.path.join(public_dir, "missing", "varsym.conf")
+    p = vs(varsym, "set", "-s", "--save", m.dir, "A=/a",
+           env={**PATH, "VARSYM_CONF": conf}, check=False)
+    assert (p.returncode, p.err) == (2, (
+        f"varsym: {conf}: cannot write a new copy beside it: No such file "
+        "or directory (ENOENT); nothing changed\n"))
+    assert os.getxattr(m.dir, SYSTEM) == b"KEEP=/k\0"
+
+
+def test_a_save_that_cannot_replace_the_file_undoes_the_change(
+        varsymfs, varsym, public_dir):
+    """When the new text cannot take the file's place (an immutable file:
+    rename(2) fails with EPERM), the scope's change is undone."""
+    m = varsymfs("")
+    vs(varsym, "set", "-s", m.dir, "KEEP=/k", "A=/old")
+    conf = os.path.join(public_dir, "varsym.conf")
+    with open(conf, "w") as f:
+        f.write("# as it was\n")
+    if run(["chattr", "+i", conf], env=SBIN).returncode:
+        pytest.skip(f"no immutable files on {public_dir}'s file system")
+    try:
+        p = vs(varsym, "set", "-s", "--save", m.dir, "A=/new", "B=/b",
+               env={**PATH, "VARSYM_CONF": conf}, check=False)
+    finally:
+        run(["chattr", "-i", conf], env=SBIN, check=True)
+    assert (p.returncode, p.err) == (2, (
+        f"varsym: {conf}: cannot put its new copy in place: Operation not "
+        "permitted (EPERM); the change is undone: nothing changed\n"))
+    assert os.getxattr(m.dir, SYSTEM) == b"KEEP=/k\0A=/old\0"
+    with open(conf) as f:
+        assert f.read() == "# as it was\n"
+    assert [x for x in os.listdir(public_dir)
+            if x.startswith("varsym.conf")] == ["varsym.conf"]
+
+
+@needs_real_root
+def test_a_save_the_mount_refuses_leaves_the_file(varsymfs, varsym,
+                                                  public_dir):
+    """The new text is written, then the file system refuses the change
+    (nobody may not change root's mount's system scope): the file stays
+    as it was, and no copy is left beside it."""
+    m = varsymfs("")
+    d = os.path.join(public_dir, "nobodys")
+    os.mkdir(d)
+    os.chown(d, 65534, 65534)
+    conf = os.path.join(d, "varsym.conf")
+    with open(conf, "w") as f:
+        f.write("# nobody's\n")
+    os.chown(conf, 65534, 65534)
+    p = vs(varsym, "set", "-s", "--save", m.dir, "A=/a", user="nobody",
+           env={**PATH, "VARSYM_CONF": conf}, check=False)
+    assert p.returncode == 3 and "only the mount's administrator" in p.err
+    with open(conf) as f:
+        assert f.read() == "# nobody's\n"
+    assert os.listdir(d) == ["varsym.conf"]
+    assert os.getxattr(m.dir, SYSTEM) == b""
 
 
 def said_at_mount(m):
