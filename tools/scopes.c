@@ -119,10 +119,16 @@ static const char *config_path(const struct scope_cmd *s)
 	return env && *env ? env : VARSYM_CONF_PATH;
 }
 
-/* The lines a load skips, and its warnings, as they are reported. */
+/*
+ * The lines a load skips, and its warnings, as they are reported: each to
+ * show(), or on standard error; with only_skipped, the skipped ones.
+ */
 struct report {
 	const char *path;
 	unsigned int skipped;
+	bool only_skipped;
+	void (*show)(void *ctx, const char *note);
+	void *ctx;
 };
 
 static void print_report(void *ctx, unsigned int line, bool skipped,
@@ -131,9 +137,35 @@ static void print_report(void *ctx, unsigned int line, bool skipped,
 	struct report *r = ctx;
 	char note[PATH_MAX + 2 * VARSYM_MSG_MAX];
 
-	varsym_conf_note(note, sizeof(note), r->path, line, skipped, why);
-	fprintf(stderr, "varsym: %s\n", note);
 	r->skipped += skipped;
+	if (r->only_skipped && !skipped)
+		return;
+	varsym_conf_note(note, sizeof(note), r->path, line, skipped, why);
+	if (r->show)
+		r->show(r->ctx, note);
+	else
+		fprintf(stderr, "varsym: %s\n", note);
+}
+
+unsigned int conf_skipped(const char *root,
+			  void (*show)(void *ctx, const char *note),
+			  void *ctx)
+{
+	const struct scope_cmd s = { .system = true };
+	struct report r = {
+		.path = config_path(&s), .only_skipped = true, .show = show,
+		.ctx = ctx,
+	};
+	char *text;
+	ssize_t len = varsym_conf_read(r.path, &text);
+
+	/* nothing to tell of a file that is not there, or not for us */
+	if (len < 0)
+		return 0;
+	varsym_conf_section(text, len, root, edited, sizeof(edited),
+			    print_report, &r);
+	free(text);
+	return r.skipped;
 }
 
 /*
@@ -372,6 +404,9 @@ int cmd_list(int argc, char **argv)
 		put_bytes(e.value, e.value_len);
 		putchar('\n');
 	}
+	/* what the file held that its load left out, on standard error */
+	if (s.system)
+		conf_skipped(s.root, NULL, NULL);
 	return EXIT_RESOLVES;
 }
 

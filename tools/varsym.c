@@ -301,6 +301,32 @@ static const char *read_scopes(const struct environment *env, int dirfd,
 	return why;
 }
 
+/* A skipped line of the mount's configuration, under its link. */
+static void show_skipped(void *ctx, const char *note)
+{
+	indent(*(int *)ctx, DETAIL);
+	printf("conf      ");
+	put_str(note);
+	printf("\n");
+}
+
+/*
+ * The lines of the configuration that a load of the system scope of the
+ * mount of dirfd (a link's directory: the mount's root) skips.
+ */
+static void print_skipped(int dirfd, int level)
+{
+	char path[64], root[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dirfd);
+	n = readlink(path, root, sizeof(root) - 1);
+	if (n <= 0 || root[0] != '/')
+		return;
+	root[n] = '\0';
+	conf_skipped(root, show_skipped, &level);
+}
+
 /* A FUSE mount's way of telling execve's walks apart, when it says. */
 static void print_exec_mode(int dirfd, const char *name, int level)
 {
@@ -498,6 +524,7 @@ static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
 	put_bytes(v->text, v->len);
 	printf("\n");
 	print_exec_mode(dirfd, name, level);
+	print_skipped(dirfd, level);
 	if (scope_error) {
 		indent(level, DETAIL);
 		printf("%s\n", scope_error);

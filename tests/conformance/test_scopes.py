@@ -578,6 +578,36 @@ def test_a_bad_line_costs_only_itself(varsymfs, public_dir, impl):
     assert "not mounted" not in said
 
 
+def test_list_and_explain_show_a_skipped_line(varsymfs, varsym, public_dir):
+    """The mount keeps no record of its load: `varsym list -s` and `varsym
+    explain` read the file again and show the lines a load skips for the
+    mount (list on standard error, after the values on standard output;
+    explain under each variant link of the mount)."""
+    conf = os.path.join(public_dir, "varsym.conf")
+    where = os.path.join(public_dir, "m")
+    os.mkdir(where)
+    make_public(where)
+    with open(conf, "w") as f:
+        f.write(f"[{os.path.realpath(where)}]\nA=/a\n1B=/b\n[/else]\n2C=x\n")
+    env = {"VARSYM_CONF": conf}
+    m = varsymfs("", env=env, helper=True, where=where)
+    note = f"{conf}:3: invalid variable name '1B' (line skipped)"
+    p = vs(varsym, "list", "-s", m.dir, env={**PATH, **env})
+    assert (p.out, p.err) == ("A=/a\n", f"varsym: {note}\n")
+    # the user scope is not the file's: nothing said
+    assert vs(varsym, "list", m.dir, env={**PATH, **env}).err == ""
+    link = os.path.join(m.dir, "a")
+    os.symlink("${A}", link)
+    p = vs(varsym, "explain", "-i", link, env={**PATH, **env}, check=False)
+    assert f"    conf      {note}\n" in p.out, p.out
+    assert "2C" not in p.out + p.err
+    # fixed in the file: nothing to say any more
+    with open(conf, "w") as f:
+        f.write(f"[{os.path.realpath(where)}]\nA=/a\n")
+    p = vs(varsym, "explain", "-i", link, env={**PATH, **env}, check=False)
+    assert "conf " not in p.out and p.err == ""
+
+
 def test_an_unreadable_file_mounts_nothing(varsymfs, public_dir):
     """A file that cannot be read at all (here: a directory) is not a line:
     the mount fails, and says why."""
