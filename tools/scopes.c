@@ -6,7 +6,7 @@
  *   varsym unset [-s|-u] [--save] DIR NAME...
  *   varsym list [-s|-u] DIR
  *   varsym get [-s|-u] DIR NAME
- *   varsym load [--config FILE] DIR
+ *   varsym load [-s|-u] [--config FILE] DIR
  *
  * Both implementations serve the scopes as extended attributes of the
  * mount's root (docs/varsymfs.5): a getxattr gives a scope's block, a
@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,9 @@ struct scope_cmd {
 	bool system;		/* -s: the mount's; else -u, the caller's */
 	bool scope_given;	/* -s or -u was given */
 	bool save;		/* --save: rewrite the configuration too */
-	const char *config;	/* --config, VARSYM_CONF or the default */
+	const char *config;	/* --config FILE */
 	char root[PATH_MAX];	/* the mount's root */
+	char user_conf[PATH_MAX];	/* the user's own configuration */
 };
 
 static char block[VARSYM_SCOPE_MAX], edits[VARSYM_SCOPE_MAX];
@@ -110,13 +112,55 @@ static int change_failed(const struct scope_cmd *s, int e)
 
 /* ---- the configuration file ---- */
 
-static const char *config_path(const struct scope_cmd *s)
+/*
+ * The file of the user's own scopes: $XDG_CONFIG_HOME/varsym.conf, or
+ * ~/.config/varsym.conf (the XDG base directories), in s->user_conf.
+ * Read and written by the user's own varsym, never by a file system.
+ */
+static const char *user_config_path(struct scope_cmd *s)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	struct passwd *pw;
+
+	if (xdg && xdg[0] == '/')
+		snprintf(s->user_conf, sizeof(s->user_conf), "%s/varsym.conf",
+			 xdg);
+	else if (home && home[0] == '/')
+		snprintf(s->user_conf, sizeof(s->user_conf),
+			 "%s/.config/varsym.conf", home);
+	else if ((pw = getpwuid(getuid())))
+		snprintf(s->user_conf, sizeof(s->user_conf),
+			 "%s/.config/varsym.conf", pw->pw_dir);
+	else
+		snprintf(s->user_conf, sizeof(s->user_conf), "varsym.conf");
+	return s->user_conf;
+}
+
+/*
+ * The configuration file of the scope s names: --config, else the
+ * system's ($VARSYM_CONF, or /etc/varsym.conf) or the user's own.
+ */
+static const char *config_path(struct scope_cmd *s)
 {
 	const char *env = getenv("VARSYM_CONF");
 
 	if (s->config)
 		return s->config;
+	if (!s->system)
+		return user_config_path(s);
 	return env && *env ? env : VARSYM_CONF_PATH;
+}
+
+/*
+ * The directory of the user's file, made (mode 0700, as the XDG base
+ * directories say) if it is not there yet, for a first --save.
+ */
+static void make_user_config_dir(const char *path)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	mkdir(dirname(dir), 0700);
 }
 
 /*
@@ -147,14 +191,19 @@ static void print_report(void *ctx, unsigned int line, bool skipped,
 		fprintf(stderr, "varsym: %s\n", note);
 }
 
-unsigned int conf_skipped(const char *root,
+const char *system_config_path(void)
+{
+	static struct scope_cmd s = { .system = true };
+
+	return config_path(&s);
+}
+
+unsigned int conf_skipped(const char *path, const char *root,
 			  void (*show)(void *ctx, const char *note),
 			  void *ctx)
 {
-	const struct scope_cmd s = { .system = true };
 	struct report r = {
-		.path = config_path(&s), .only_skipped = true, .show = show,
-		.ctx = ctx,
+		.path = path, .only_skipped = true, .show = show, .ctx = ctx,
 	};
 	char *text;
 	ssize_t len = varsym_conf_read(r.path, &text);
@@ -209,7 +258,7 @@ static size_t undoing(const char *old, size_t old_len, size_t len, char *out)
  * that fails the scope's change is undone.  0, or an exit status after a
  * message.
  */
-static int change(const struct scope_cmd *s, size_t len)
+static int change(struct scope_cmd *s, size_t len)
 {
 	char msg[VARSYM_MSG_MAX];
 	struct conf_rewrite w;
@@ -225,6 +274,8 @@ static int change(const struct scope_cmd *s, size_t len)
 		fprintf(stderr, "varsym: %s; nothing changed\n", msg);
 		return EXIT_REFUSED;
 	}
+	if (s->save && !s->system && !s->config)
+		make_user_config_dir(config_path(s));
 	if (s->save && conf_prepare(&w, config_path(s), s->root, edits, len))
 		return EXIT_USAGE;
 	if (setxattr(s->root, attr_of(s), edits, len, 0)) {
@@ -324,11 +375,6 @@ static int parse(struct scope_cmd *s, const struct verb *v, int argc,
 				    argv[optind + 1 + v->max]);
 		return -1;
 	}
-	if (s->save && !s->system) {
-		*status = bad_usage("--save applies to the system scope (-s) only",
-				    NULL);
-		return -1;
-	}
 	*status = find_root(s, argv[optind]);
 	return *status ? -1 : optind + 1;
 }
@@ -357,6 +403,17 @@ static int join(int argc, char **argv, int first, bool set, size_t *len)
 	return 0;
 }
 
+/*
+ * Root's varsym set without -s or -u changes root's own user scope, which
+ * every process of real uid 0 follows: say so where it is run.
+ */
+static void note_roots_scope(const struct scope_cmd *s)
+{
+	if (s->scope_given || getuid() != 0)
+		return;
+	fprintf(stderr, "varsym: note: that was root's own user scope (-u), which every process of real uid 0 follows: what sudo runs, root's services and cron jobs; other users' processes do not see it. The system scope, for every process, is -s.\n");
+}
+
 static int cmd_change(int argc, char **argv, bool set)
 {
 	const struct verb v = {
@@ -371,7 +428,11 @@ static int cmd_change(int argc, char **argv, bool set)
 	if (first < 0)
 		return status;
 	status = join(argc, argv, first, set, &len);
-	return status ? status : change(&s, len);
+	if (!status)
+		status = change(&s, len);
+	if (!status)
+		note_roots_scope(&s);
+	return status;
 }
 
 int cmd_set(int argc, char **argv)
@@ -404,9 +465,8 @@ int cmd_list(int argc, char **argv)
 		put_bytes(e.value, e.value_len);
 		putchar('\n');
 	}
-	/* what the file held that its load left out, on standard error */
-	if (s.system)
-		conf_skipped(s.root, NULL, NULL);
+	/* what the scope's file holds that a load leaves out, on stderr */
+	conf_skipped(config_path(&s), s.root, NULL, NULL);
 	return EXIT_RESOLVES;
 }
 
@@ -456,8 +516,8 @@ int cmd_get(int argc, char **argv)
 
 int cmd_load(int argc, char **argv)
 {
-	const struct verb v = { .config = true };
-	struct scope_cmd s = { .system = true };
+	const struct verb v = { .scope = true, .config = true };
+	struct scope_cmd s = { 0 };
 	struct varsym_scope_entry e;
 	struct report r = { 0 };
 	char *text;
@@ -468,7 +528,7 @@ int cmd_load(int argc, char **argv)
 
 	if (parse(&s, &v, argc, argv, &status) < 0)
 		return status;
-	s.system = true;
+	s.system = !s.scope_given || s.system;	/* the system's by default */
 	path = r.path = config_path(&s);
 	len = varsym_conf_read(path, &text);
 	if (len == -ENOENT && !s.config)
@@ -506,7 +566,7 @@ int cmd_load(int argc, char **argv)
 	}
 	memcpy(edits + len, edited, n);
 	len += n;
-	if (len && setxattr(s.root, VARSYM_XATTR_SYSTEM_SCOPE, edits, len, 0))
+	if (len && setxattr(s.root, attr_of(&s), edits, len, 0))
 		return change_failed(&s, errno);
 	return r.skipped ? EXIT_REFUSED : EXIT_RESOLVES;
 }

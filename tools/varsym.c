@@ -324,7 +324,7 @@ static void print_skipped(int dirfd, int level)
 	if (n <= 0 || root[0] != '/')
 		return;
 	root[n] = '\0';
-	conf_skipped(root, show_skipped, &level);
+	conf_skipped(system_config_path(), root, show_skipped, &level);
 }
 
 /* A FUSE mount's way of telling execve's walks apart, when it says. */
@@ -734,7 +734,7 @@ void usage(FILE *f)
 	"       varsym unset [-s|-u] [--save] DIR NAME...\n"
 	"       varsym list [-s|-u] DIR\n"
 	"       varsym get [-s|-u] DIR NAME\n"
-	"       varsym load [--config FILE] DIR\n"
+	"       varsym load [-s|-u] [--config FILE] DIR\n"
 	"       varsym --help | --version\n"
 	"\n"
 	"Explains variant symbolic links (varsymfs).\n"
@@ -763,8 +763,9 @@ void usage(FILE *f)
 	"              sets values in a scope of the mount DIR is in (its\n"
 	"              mount point, or a link in it), all in one change:\n"
 	"              -u (the default) your own user scope, -s the system\n"
-	"              scope (root); --save also writes them to\n"
-	"              /etc/varsym.conf (or $VARSYM_CONF)\n"
+	"              scope (root); --save makes the change in the scope's\n"
+	"              file too: /etc/varsym.conf (or $VARSYM_CONF) for -s,\n"
+	"              ~/.config/varsym.conf for your own\n"
 	"unset DIR NAME...\n"
 	"              unsets them, in one change\n"
 	"list DIR      prints a scope's NAME=VALUE lines\n"
@@ -773,7 +774,8 @@ void usage(FILE *f)
 	"              the system scope's (what your processes get when their\n"
 	"              environment does not set it); exit 1 when unset\n"
 	"load DIR      makes the system scope what /etc/varsym.conf (or\n"
-	"              --config FILE, or $VARSYM_CONF) says for the mount\n"
+	"              --config FILE, or $VARSYM_CONF) says for the mount;\n"
+	"              -u your own scope what ~/.config/varsym.conf says\n"
 	"\n"
 	"Exit status:\n"
 	"  0  the path resolves (explain); the link was shown (show); the\n"

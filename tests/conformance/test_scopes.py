@@ -241,13 +241,77 @@ def test_conflicting_and_misplaced_flags_are_refused(varsymfs, varsym):
                  ["set", "-s", "-u", m.dir, "A=/b"], ["unset", "-u", "-s", m.dir, "A"],
                  ["get", m.dir], ["get", m.dir, "A", "B"], ["get", m.dir, "1A"],
                  ["list", "--save", m.dir], ["list", "--config", "/x", m.dir],
-                 ["load", "-s", m.dir]):
+                 ["load", "-s", "-u", m.dir], ["load", "--save", m.dir]):
         p = vs(varsym, *argv, check=False)
         assert p.returncode == 2 and p.out == "", (argv, p.err)
         assert "Try 'varsym --help'." in p.err, (argv, p.err)
     assert "-s and -u name two scopes" in vs(varsym, "list", "-s", "-u", m.dir,
                                              check=False).err
     assert os.getxattr(m.dir, SYSTEM) == b"A=/a\0"
+
+
+ROOTS_NOTE = ("varsym: note: that was root's own user scope (-u), which "
+              "every process of real uid 0 follows: what sudo runs, root's "
+              "services and cron jobs; other users' processes do not see it. "
+              "The system scope, for every process, is -s.\n")
+
+
+def test_root_is_told_whose_scope_it_set(varsymfs, varsym, probe):
+    """Root's `varsym set` without -s sets root's own user scope, which
+    every sudo'd program follows: said on standard error where it is run;
+    not when -u or -s says which, nor to another user."""
+    m = varsymfs("")
+    for verb, arg in (("set", "V=/root"), ("unset", "V")):
+        p = vs(varsym, verb, m.dir, arg)
+        assert p.err == (ROOTS_NOTE if os.getuid() == 0 else ""), p.err
+    for flag in ("-u", "-s"):
+        assert vs(varsym, "set", flag, m.dir, "V=/x").err == ""
+    if os.getuid() == 0 and not IN_USERNS:
+        assert vs(varsym, "set", m.dir, "V=/n", user="nobody").err == ""
+
+
+@needs_real_root
+def test_a_users_saved_values_come_back_with_load_u(varsymfs, varsym, probe,
+                                                     public_dir):
+    """A user's --save goes to their own ~/.config/varsym.conf (or
+    $XDG_CONFIG_HOME's), made as the XDG base directories say; no file
+    system reads it: after a remount their scope is empty until their own
+    `varsym load -u` sets it again."""
+    home = os.path.join(public_dir, "home")
+    os.mkdir(home)
+    os.chown(home, 65534, 65534)
+    env = {**PATH, "HOME": home}
+    m = varsymfs("")
+    link = os.path.join(m.dir, "v")
+    os.symlink("${V:-/dflt}", link)
+    vs(varsym, "set", "--save", m.dir, "V=/mine", "W=/w", user="nobody", env=env)
+    vs(varsym, "unset", "--save", m.dir, "W", user="nobody", env=env)
+    conf = os.path.join(home, ".config", "varsym.conf")
+    st = os.stat(os.path.dirname(conf))
+    assert (st.st_mode & 0o777, st.st_uid) == (0o700, 65534)
+    assert os.stat(conf).st_uid == 65534
+    with open(conf) as f:
+        assert f.read() == f"[{os.path.realpath(m.dir)}]\nV=/mine\n"
+    assert not os.path.exists("/etc/varsym.conf") or \
+        "/mine" not in open("/etc/varsym.conf").read()
+    where = m.dir
+    m.stop()
+    m = varsymfs("", where=where)
+    os.symlink("${V:-/dflt}", link)
+    assert vs(varsym, "list", m.dir, user="nobody", env=env).out == ""
+    assert probe.readlink(link, env={}, user="nobody") == "ok /dflt"
+    vs(varsym, "load", "-u", m.dir, user="nobody", env=env)
+    assert vs(varsym, "list", m.dir, user="nobody", env=env).out == \
+        "V=/mine\n"
+    assert probe.readlink(link, env={}, user="nobody") == "ok /mine"
+    assert probe.readlink(link, env={}) == "ok /dflt"     # root's: not it
+    assert os.getxattr(m.dir, SYSTEM) == b""
+    # $XDG_CONFIG_HOME, when set, is where the file lives
+    xdg = os.path.join(home, "xdg")
+    vs(varsym, "set", "--save", m.dir, "V=/xdg", user="nobody",
+       env={**env, "XDG_CONFIG_HOME": xdg})
+    with open(os.path.join(xdg, "varsym.conf")) as f:
+        assert f.read() == f"[{os.path.realpath(m.dir)}]\nV=/xdg\n"
 
 
 def test_scopes_belong_to_their_mount(varsymfs, varsym, probe):
@@ -304,8 +368,6 @@ def test_bad_places_and_forms(varsymfs, varsym, public_dir):
     assert p.returncode == 2 and "unset needs NAME" in p.err
     p = vs(varsym, "set", m.dir, check=False)
     assert p.returncode == 2 and "missing NAME" in p.err
-    p = vs(varsym, "set", "--save", m.dir, "V=x", check=False)
-    assert p.returncode == 2 and "--save applies to the system scope" in p.err
     os.symlink("${V}", os.path.join(m.dir, "v"))
     with pytest.raises(OSError) as e:     # only the root holds scopes
         os.setxattr(os.path.join(m.dir, "v"), SYSTEM, b"V=x",
