@@ -136,6 +136,11 @@ static int set_var(struct varsym_opts *o, const char *name, bool bare,
 		return fail(msg, size, bare ?
 			    "unknown option or invalid variable name '%s'" :
 			    "invalid variable name in 'var=%s'", name);
+	/* -o UNIVERSE,FOO: FOO is more likely a misspelt option */
+	if ((o->given & VARSYM_OPT_VAR) && bare)
+		return fail(msg, size,
+			    "unknown option '%s' (the mount's variable is '%s' already)",
+			    name, o->var);
 	if (o->given & VARSYM_OPT_VAR)
 		return fail(msg, size, "variable given twice: '%s' and '%s'",
 			    o->var, name);

@@ -14,7 +14,10 @@ BAD = [
     ("foo=bar", "unknown option 'foo=bar'"),
     ("1abc", "unknown option or invalid variable name '1abc'"),
     ("var=1abc", "invalid variable name in 'var=1abc'"),
-    ("A,B", "variable given twice: 'A' and 'B'"),
+    ("UNIVERSE,FOO", "unknown option 'FOO' (the mount's variable is "
+     "'UNIVERSE' already)"),
+    ("var=A,B", "unknown option 'B' (the mount's variable is 'A' already)"),
+    ("A,var=B", "variable given twice: 'A' and 'B'"),
     ("var=A,var=B", "variable given twice: 'A' and 'B'"),
     ("A,prefix=", "empty value in 'prefix='"),
     ("A,default=", "empty value in 'default='"),
