@@ -327,6 +327,7 @@ install: $(B)/varsymfs $(B)/varsym
 	install -m 644 man/varsymfs.5 $(DESTDIR)$(mandir)/man5/varsymfs.5
 	install -m 644 man/varsym.conf.5 $(DESTDIR)$(mandir)/man5/varsym.conf.5
 	install -m 644 man/varsymfs.8 $(DESTDIR)$(mandir)/man8/varsymfs.8
+	install -m 644 man/mount.varsymfs.8 $(DESTDIR)$(mandir)/man8/mount.varsymfs.8
 	for f in $(DOCS) $(EXAMPLES); do \
 		install -D -m 644 $$f $(DESTDIR)$(docdir)/$$f || exit; \
 	done
@@ -338,6 +339,7 @@ uninstall:
 		$(DESTDIR)$(mandir)/man5/varsymfs.5 \
 		$(DESTDIR)$(mandir)/man5/varsym.conf.5 \
 		$(DESTDIR)$(mandir)/man8/varsymfs.8 \
+		$(DESTDIR)$(mandir)/man8/mount.varsymfs.8 \
 		$(addprefix $(DESTDIR)$(docdir)/,$(DOCS) $(EXAMPLES))
 	for d in $(DOC_DIRS); do \
 		[ ! -d $(DESTDIR)$$d ] || \

@@ -8,7 +8,7 @@ first on the helper's PATH and starts the FUSE program instead, in the
 namespace -N names as mount(8) would: everything the helper itself does
 (its namespace, `varsym load`, the umount of a failed load) is the same.
 
--N NS (docs/SECURITY.md's round 4, finding 7): mount(8) hands the helper
+-N NS (issue 31, security round 4, finding 7): mount(8) hands the helper
 the target mount namespace, as a PID or a path (/proc/PID/fd/N); the
 mount, the load of its system scope and the umount after a failed load
 must all happen there, never to a mount at the same path outside.

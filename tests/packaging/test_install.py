@@ -15,17 +15,19 @@ EXAMPLES = sorted(os.path.join(d, f)[len(REPO) + 1:]
                   for d, _, files in os.walk(os.path.join(REPO, "examples")) for f in files)
 
 
+PAGES = sorted(os.listdir(os.path.join(REPO, "man")))
+
+
 def installed(prefix):
-    """Every file make install must put under prefix, and its mode."""
+    """Every file make install must put under prefix, and its mode: every
+    page of man/ too."""
     files = {
         f"{prefix}/sbin/varsymfs": 0o755,
         f"{prefix}/sbin/mount.varsymfs": 0o755,
         f"{prefix}/bin/varsym": 0o755,
-        f"{prefix}/share/man/man1/varsym.1": 0o644,
-        f"{prefix}/share/man/man5/varsymfs.5": 0o644,
-        f"{prefix}/share/man/man5/varsym.conf.5": 0o644,
-        f"{prefix}/share/man/man8/varsymfs.8": 0o644,
     }
+    for page in PAGES:
+        files[f"{prefix}/share/man/man{page[-1]}/{page}"] = 0o644
     for f in DOCS + EXAMPLES:
         files[f"{prefix}/share/doc/varsymfs/{f}"] = 0o644
     return files
@@ -78,8 +80,8 @@ def test_installed_programs_run(built_source, tmp_path):
 def test_man_finds_installed_pages(built_source, tmp_path):
     sh(["make", "-C", built_source, "install", f"DESTDIR={tmp_path}"])
     mandir = f"{tmp_path}/usr/local/share/man"
-    for section, name in (("1", "varsym"), ("5", "varsymfs"), ("8", "varsymfs"),
-                          ("5", "varsym.conf")):
+    for page in PAGES:
+        name, section = page.rsplit(".", 1)
         p = sh(["man", "-M", mandir, "-w", section, name], env={"PATH": "/usr/bin:/bin"})
         assert p.out.strip() == f"{mandir}/man{section}/{name}.{section}"
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import REPO, VERSION, render_man, sh
 
 MAN = os.path.join(REPO, "man")
-PAGES = ["varsym.1", "varsymfs.5", "varsymfs.8", "varsym.conf.5"]
+PAGES = sorted(os.listdir(MAN))
 
 
 def page(name):
@@ -128,6 +128,36 @@ def test_varsym_options_documented(text, build):
     exit_status = text["varsym.1"].split("EXIT STATUS")[1].split("EXAMPLES")[0]
     for code in codes:
         assert re.search(rf"^\s+{code}\s", exit_status, re.M), code
+
+
+def test_mount_helper_options_documented(text):
+    """Everything `mount.varsymfs --help` offers is in mount.varsymfs(8),
+    exit codes too."""
+    out = help_options(os.path.join(REPO, "tools", "mount.varsymfs"))
+    long = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", out))
+    short = set(re.findall(r"(?<![\w-])(-[a-zA-Z])\b", out))
+    assert {"--help", "--version"} <= long
+    assert {"-o", "-N", "-f", "-n", "-s", "-v", "-h", "-V"} <= short
+    for opt in sorted(long | short):
+        assert documented(text["mount.varsymfs.8"], opt), \
+            f"{opt} is not in mount.varsymfs.8"
+    codes = re.findall(r"(\d+) (?:mounted|usage|not mounted)", out)
+    assert codes == ["0", "1", "32"], codes
+    exit_status = text["mount.varsymfs.8"].split("EXIT STATUS")[1]
+    for code in codes:
+        assert re.search(rf"^\s+{code}\s", exit_status, re.M), code
+
+
+def test_every_page_is_shipped():
+    """make install and the Debian package install every page of man/
+    (the package takes make install's share/man whole)."""
+    with open(os.path.join(REPO, "Makefile")) as f:
+        makefile = f.read()
+    with open(os.path.join(REPO, "debian", "varsymfs.install")) as f:
+        assert "usr/share/man\n" in f.read()
+    for name in PAGES:
+        assert f"man/{name} $(DESTDIR)$(mandir)/man{name[-1]}/{name}" in \
+            makefile, name
 
 
 def test_see_also_pages_exist(text):
