@@ -296,7 +296,8 @@ bench: deps-build deps-kmod
 	@bench/run
 
 # make install: the FUSE program, the varsym command, man pages, docs and
-# examples under PREFIX, staged under DESTDIR as packagers do.  varsymfs
+# examples under PREFIX, and the module's mount helper where mount(8)
+# finds it, staged under DESTDIR as packagers do.  varsymfs
 # goes in sbin because mount(8) runs mount.fuse3 with an empty environment,
 # whose shell then searches only the default PATH
 # (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin).
@@ -304,6 +305,15 @@ bench: deps-build deps-kmod
 # and again for each new one (make install-dkms, then dkms).
 PREFIX ?= /usr/local
 sbindir = $(PREFIX)/sbin
+# mount(8) runs mount.TYPE helpers from /sbin only (util-linux's search
+# path, /sbin:/sbin/fs.d:/sbin/fs), whatever PREFIX is: there, or in
+# /usr/sbin for PREFIX=/usr, where Debian (whose /sbin is /usr/sbin)
+# wants a package's files.
+ifeq ($(PREFIX),/usr)
+helperdir ?= /usr/sbin
+else
+helperdir ?= /sbin
+endif
 bindir = $(PREFIX)/bin
 mandir = $(PREFIX)/share/man
 docdir = $(PREFIX)/share/doc/varsymfs
@@ -321,7 +331,11 @@ install: $(B)/varsymfs $(B)/varsym
 		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
 		$(DESTDIR)$(mandir)/man8
 	install -m 755 $(B)/varsymfs $(DESTDIR)$(sbindir)/varsymfs
-	install -m 755 tools/mount.varsymfs $(DESTDIR)$(sbindir)/mount.varsymfs
+	install -d $(DESTDIR)$(helperdir)
+	sed -e 's|^varsym=.*|varsym=$${VARSYM:-$(bindir)/varsym}|' \
+		-e 's|^version=.*|version=$(VERSION)|' tools/mount.varsymfs \
+		>$(DESTDIR)$(helperdir)/mount.varsymfs
+	chmod 755 $(DESTDIR)$(helperdir)/mount.varsymfs
 	install -m 755 $(B)/varsym $(DESTDIR)$(bindir)/varsym
 	install -m 644 man/varsym.1 $(DESTDIR)$(mandir)/man1/varsym.1
 	install -m 644 man/varsymfs.5 $(DESTDIR)$(mandir)/man5/varsymfs.5
@@ -334,7 +348,7 @@ install: $(B)/varsymfs $(B)/varsym
 
 uninstall:
 	rm -f $(DESTDIR)$(sbindir)/varsymfs $(DESTDIR)$(bindir)/varsym \
-		$(DESTDIR)$(sbindir)/mount.varsymfs \
+		$(DESTDIR)$(helperdir)/mount.varsymfs \
 		$(DESTDIR)$(mandir)/man1/varsym.1 \
 		$(DESTDIR)$(mandir)/man5/varsymfs.5 \
 		$(DESTDIR)$(mandir)/man5/varsym.conf.5 \

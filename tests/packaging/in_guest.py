@@ -55,20 +55,32 @@ def source(request):
     return src
 
 
+SBIN = "/usr/sbin"     # /sbin, where mount(8) runs helpers from
+
+
 @pytest.fixture(scope="module")
 def installed(source):
-    """`make install` for real: PREFIX=/usr/local, on a tmpfs."""
+    """`make install` for real: PREFIX=/usr/local, on a tmpfs; and the
+    mount helper in /sbin, here a writable copy of the host's (the guest's
+    root is the host's, read-only), bound over it."""
     sh(["mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", "/usr/local"])
+    copy = "/run/sbin-copy"
+    sh(["cp", "-a", SBIN + "/.", copy])
+    sh(["mount", "--bind", copy, SBIN])
     try:
+        before = sorted(os.listdir(SBIN))
         sh(["make", "-C", source, "install"])
         yield "/usr/local"
         sh(["make", "-C", source, "uninstall"])
         left = [os.path.join(d, f) for d, _, files in os.walk("/usr/local") for f in files]
         assert not left, f"make uninstall left {left}"
+        assert sorted(os.listdir(SBIN)) == before, "make uninstall left /sbin as it was not"
     finally:
         # a daemon unmounted a moment ago may still be running from there
         wait_for(lambda: not running_from("/usr/local/"), "daemons to exit")
         sh(["umount", "/usr/local"])
+        sh(["umount", SBIN])
+        sh(["rm", "-rf", copy])
 
 
 def running_from(prefix):
@@ -261,6 +273,20 @@ def test_make_install_as_readme_says(installed, where, probe):
     check_mount(where, "fuse.varsymfs", "UNIVERSE", probe)
     # mount.fuse3 started the installed program
     assert running_from("/usr/local/") == {"/usr/local/sbin/varsymfs"}
+
+
+def test_mount_8_runs_the_installed_helper(installed, where):
+    """`mount -t varsymfs` from an empty environment, as at boot: mount(8)
+    finds make install's /sbin/mount.varsymfs, which runs the installed
+    varsym to load the configuration (and warns of a missing fallback=
+    directory, which only the helper does)."""
+    if not loaded():
+        sh(["modprobe", "varsymfs"])
+    p = mount(["-t", "varsymfs", "-o", "search,fallback=/no/such/dir", "none", where])
+    assert p.returncode == 0, f"{p.cmd}: {p.err}"
+    assert "mount.varsymfs: warning: fallback=/no/such/dir: no such directory" in p.err, p.err
+    umount(where)
+    assert sh(["/sbin/mount.varsymfs", "--version"]).out.startswith("mount.varsymfs version")
 
 
 # ---- the conformance suite on the DKMS module ----------------------------------

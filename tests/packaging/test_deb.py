@@ -153,6 +153,16 @@ def test_packaged_programs_pass_the_fuse_conformance_suite(unpacked, build, scra
         raise Failed(f"{p.cmd}\n{p.out[-6000:]}\n{p.err[-2000:]}")
 
 
+def test_packaged_mount_helper(unpacked):
+    """The helper where mount(8) finds it (Debian's /sbin is /usr/sbin),
+    naming the packaged varsym: mount(8) may give it no PATH."""
+    helper = os.path.join(unpacked, "usr", "sbin", "mount.varsymfs")
+    with open(helper) as f:
+        lines = f.read().splitlines()
+    assert "varsym=${VARSYM:-/usr/bin/varsym}" in lines
+    assert sh([helper, "--version"]).out == f"mount.varsymfs version {VERSION}\n"
+
+
 def test_packaged_man_pages(unpacked):
     mandir = os.path.join(unpacked, "usr", "share", "man")
     for name, section in (p.rsplit(".", 1) for p in PAGES):

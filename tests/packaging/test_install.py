@@ -18,12 +18,19 @@ EXAMPLES = sorted(os.path.join(d, f)[len(REPO) + 1:]
 PAGES = sorted(os.listdir(os.path.join(REPO, "man")))
 
 
+def helper_dir(prefix):
+    """Where mount(8) runs mount.TYPE helpers from: /sbin, whatever the
+    prefix (Debian's /usr/sbin is the same directory, and its packages'
+    place)."""
+    return "/usr/sbin" if prefix == "/usr" else "/sbin"
+
+
 def installed(prefix):
     """Every file make install must put under prefix, and its mode: every
     page of man/ too."""
     files = {
         f"{prefix}/sbin/varsymfs": 0o755,
-        f"{prefix}/sbin/mount.varsymfs": 0o755,
+        f"{helper_dir(prefix)}/mount.varsymfs": 0o755,
         f"{prefix}/bin/varsym": 0o755,
     }
     for page in PAGES:
@@ -57,7 +64,7 @@ def test_no_module_from_make_install(built_source, tmp_path):
 
 def test_uninstall_removes_exactly_what_install_put(built_source, tmp_path):
     theirs = ["/usr/local/sbin/other", "/usr/local/share/man/man5/other.5",
-              "/usr/local/share/doc/other/README"]
+              "/usr/local/share/doc/other/README", "/sbin/mount.other"]
     for f in theirs:
         os.makedirs(os.path.dirname(f"{tmp_path}{f}"), exist_ok=True)
         open(f"{tmp_path}{f}", "w").close()
@@ -75,6 +82,21 @@ def test_installed_programs_run(built_source, tmp_path):
     assert f"varsymfs version {VERSION}" in p.out
     p = sh([f"{tmp_path}/usr/local/bin/varsym", "--version"])
     assert p.out == f"varsym version {VERSION}\n"
+    p = sh([f"{tmp_path}/sbin/mount.varsymfs", "--version"])
+    assert p.out == f"mount.varsymfs version {VERSION}\n"
+
+
+@pytest.mark.parametrize("prefix", ["/usr/local", "/usr"])
+def test_installed_helper_runs_the_installed_varsym(built_source, tmp_path,
+                                                    prefix):
+    """mount(8) may run the helper with any PATH (none at boot): it names
+    the varsym command make install put under PREFIX."""
+    sh(["make", "-C", built_source, "install", f"DESTDIR={tmp_path}",
+        f"PREFIX={prefix}"])
+    with open(f"{tmp_path}{helper_dir(prefix)}/mount.varsymfs") as f:
+        lines = f.read().splitlines()
+    assert f"varsym=${{VARSYM:-{prefix}/bin/varsym}}" in lines
+    assert f"version={VERSION}" in lines
 
 
 def test_man_finds_installed_pages(built_source, tmp_path):
