@@ -91,6 +91,32 @@ def test_varsymfs_package(debs):
     assert "fuse3" in depends and "libfuse3-3" in depends, depends
 
 
+def test_varsym_conf_is_a_conffile(debs, tmp_path):
+    """/etc/varsym.conf, a commented file, is the package's conffile:
+    dpkg knows it, so `apt purge` removes it with the values --save wrote
+    there, and an upgrade does not overwrite them."""
+    deb = debs["varsymfs"]
+    assert "/etc/varsym.conf" in contents(deb)
+    sh(["dpkg-deb", "-e", deb, str(tmp_path)])
+    assert (tmp_path / "conffiles").read_text().split() == ["/etc/varsym.conf"]
+    sh(["dpkg-deb", "-x", deb, str(tmp_path / "root")])
+    text = (tmp_path / "root" / "etc" / "varsym.conf").read_text()
+    assert all(not line or line.startswith("#") for line in text.splitlines())
+
+
+def test_readme_installs_what_make_deb_needs():
+    """README.md's apt-get line before `make deb` names exactly what make
+    deb installs itself as root (scripts/deps build package)."""
+    with open(os.path.join(REPO, "README.md")) as f:
+        text = f.read()
+    block = text.split("### From the Debian packages")[1].split("make deb")[0]
+    line = block.replace("\\\n", " ")
+    assert "sudo apt-get install --no-install-recommends" in line, block
+    listed = set(line.split("--no-install-recommends")[1].split())
+    p = sh([os.path.join(REPO, "scripts", "deps"), "--print", "build", "package"])
+    assert listed == set(p.out.split())
+
+
 def test_varsymfs_dkms_package(debs, tmp_path):
     deb = debs["varsymfs-dkms"]
     src = f"/usr/src/varsymfs-{VERSION}/"
@@ -204,6 +230,8 @@ def apt_installed(debs, machine_lock, dkms_keys):
     if installed_packages() or dkms_status() or \
             os.path.exists(f"/usr/src/varsymfs-{VERSION}"):
         pytest.skip("varsymfs is installed on this machine: not touching it")
+    if os.path.exists("/etc/varsym.conf"):
+        pytest.skip("/etc/varsym.conf exists: the package's purge would remove it")
     before = modules_state()
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive"}
     apt = ["apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=300"]
@@ -220,6 +248,7 @@ def apt_installed(debs, machine_lock, dkms_keys):
                 check=True)
     assert not installed_packages() and not dkms_status()
     assert not os.path.exists(f"/usr/src/varsymfs-{VERSION}")
+    assert not os.path.exists("/etc/varsym.conf"), "purge left /etc/varsym.conf"
     assert modules_state() == before, "/lib/modules is not as it was"
 
 
@@ -239,6 +268,23 @@ def test_apt_install_builds_the_module(apt_installed, build):
         tested = os.path.join(build, "kmod", k, "varsymfs.ko")
         if os.path.exists(tested):
             assert module_image(path) == module_image(tested)
+
+
+def test_saved_values_go_with_purge(apt_installed, probe, public_dir):
+    """The installed conffile takes --save's edit (its comments kept); the
+    purge that ends this module's fixture must remove it, edit and all."""
+    varsym = "/usr/bin/varsym"
+    with open("/etc/varsym.conf") as f:
+        shipped = f.read()
+    m = Mount("fuse", "/usr/sbin", "", mount_point(public_dir))
+    try:
+        ok, err = m.start()
+        assert ok, err
+        sh([varsym, "set", "-s", "--save", m.dir, "V=/saved"])
+    finally:
+        m.stop()
+    with open("/etc/varsym.conf") as f:
+        assert f.read() == shipped + f"\n[{os.path.realpath(m.dir)}]\nV=/saved\n"
 
 
 def test_apt_installed_program_mounts_through_mount_8(apt_installed, probe, public_dir):
