@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""scripts/check, what `make check` runs: it says where it is ("stage K of
+N" with each stage's name), how long each stage took, why each skipped test
+was skipped, and still ends with the one line CI reads."""
+import os
+import re
+
+import pytest
+
+from conftest import REPO, run, sh
+
+CHECK = os.path.join(REPO, "scripts", "check")
+LAST_LINE = re.compile(r"^(\d+) passed, (\d+) failed, (\d+) skipped$")
+
+
+def listed(*mode):
+    """The stages of a mode, as --list numbers them: [(k, n, name)]."""
+    out = sh([CHECK, "--list", *mode]).out
+    stages = [re.fullmatch(r"stage (\d+) of (\d+): (.+)", line)
+              for line in out.splitlines()]
+    assert all(stages), out
+    return [(int(m.group(1)), int(m.group(2)), m.group(3)) for m in stages]
+
+
+def test_every_stage_is_numbered_out_of_all():
+    stages = listed()
+    n = len(stages)
+    assert [(k, total) for k, total, _ in stages] == \
+        [(k, n) for k in range(1, n + 1)]
+    names = [name for _, _, name in stages]
+    assert names[0].startswith("unit tests")
+    assert names[-1].startswith("packaging:")
+    assert len(set(names)) == n, "two stages of one name"
+
+
+def test_each_mode_plans_its_own_stages():
+    kernels = sh([os.path.join(REPO, "scripts", "kernels"), "list"]).out
+    # a guest per kernel, then the FUSE program's four guests
+    assert len(listed("kernels")) == len(kernels.splitlines()) + 4
+    assert len(listed("arm64-quick")) == 1
+    p = run([CHECK, "--list", "nothing"], env={"PATH": "/usr/bin:/bin"})
+    assert p.returncode == 2 and p.err.startswith("usage: scripts/check")
+
+
+def test_a_stage_says_where_it_is_and_how_long_it_took(build):
+    """--only 1: the unit tests alone, framed as every stage is."""
+    if not os.path.exists(os.path.join(build, "test_core")):
+        pytest.skip(f"no {build}/test_core (make unit)")
+    n = len(listed())
+    p = run([CHECK, "--only", "1"], env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+            timeout=300)
+    lines = p.out.splitlines()
+    assert p.returncode == 0, p.out + p.err
+    assert f"=== stage 1 of {n}: unit tests of the core and of the daemon's " \
+        "/proc parsers (ASan, UBSan)" in lines
+    assert [line for line in lines if re.fullmatch(
+        rf"=== stage 1 of {n} took \d+m\d\ds: unit tests .*", line)]
+    assert not [line for line in lines if "stage 2 of" in line]
+    times = lines.index("time of each stage:")
+    assert re.fullmatch(r"\s+1\s+\d+m\d\ds  unit tests .*", lines[times + 1])
+    m = LAST_LINE.match(lines[-1])
+    assert m and int(m.group(1)) > 0 and m.group(2) == "0", lines[-1]
+
+
+def test_every_pytest_run_gives_its_skips_reasons():
+    """Each pytest that scripts/check runs, here or in a guest, lists why
+    each skipped test was skipped (-rs)."""
+    with open(CHECK) as f:
+        runs = re.findall(r"pytest -q[^\n]*", f.read())
+    assert runs
+    assert all(" -rs " in r for r in runs), runs
