@@ -64,10 +64,20 @@ struct request {
 	char name[VARSYM_NAME_MAX];
 };
 
+/*
+ * The most a core getenv() asks for: a search's variable.  A reply is one
+ * message of the result and then the value's bytes, which the daemon
+ * receives straight into the caller's buffer.
+ */
+#define VALUE_MAX VARSYM_SEARCH_VALUE_MAX
+_Static_assert(VALUE_MAX >= VARSYM_PATH_MAX, "a template's values fit");
+
 struct reply {
 	int64_t result;		/* the core's getenv() result, or -EPERM */
-	char value[VARSYM_PATH_MAX];
+	char value[VALUE_MAX];
 };
+_Static_assert(offsetof(struct reply, value) == sizeof(int64_t),
+	       "the daemon receives the result, then the value");
 
 /*
  * Readers given up on, with the owner they read for, until they are
@@ -130,7 +140,7 @@ static int64_t serve(int dirfd, const struct request *q, char *value)
 		.page_size = sysconf(_SC_PAGESIZE),
 	};
 
-	if (q->name_len > VARSYM_NAME_MAX || q->size > VARSYM_PATH_MAX ||
+	if (q->name_len > VARSYM_NAME_MAX || q->size > VALUE_MAX ||
 	    (q->ptr_size != 4 && q->ptr_size != 8))
 		return -EINVAL;
 	varsym_env_scan_init(&s, q->name, q->name_len, value, q->size);
@@ -339,11 +349,16 @@ ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
 	struct request q = {
 		.ptr_size = w->ptr_size ? w->ptr_size : 8,
 		.envp = w->envp,
-		.size = size > VARSYM_PATH_MAX ? VARSYM_PATH_MAX : size,
+		.size = size > VALUE_MAX ? VALUE_MAX : size,
 		.name_len = name_len,
 	};
 	struct pollfd pfd = { .events = POLLIN };
-	struct reply rep;
+	int64_t result;
+	struct iovec iov[2] = {
+		{ .iov_base = &result, .iov_len = sizeof(result) },
+		{ .iov_base = buf, .iov_len = q.size },
+	};
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 	ssize_t n;
 	int ms;
 
@@ -360,13 +375,12 @@ ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,
 	pfd.fd = r->sock;
 	if (poll(&pfd, 1, ms) != 1)
 		goto late;
-	n = recv(r->sock, &rep, sizeof(rep), 0);
-	if (n < (ssize_t)offsetof(struct reply, value) || rep.result > q.size ||
-	    (size_t)n != offsetof(struct reply, value) +
-			 reply_bytes(rep.result, q.size))
+	n = recvmsg(r->sock, &msg, 0);
+	if (n < (ssize_t)sizeof(result) || (msg.msg_flags & MSG_TRUNC) ||
+	    result > q.size ||
+	    (size_t)n != sizeof(result) + reply_bytes(result, q.size))
 		goto late;
-	memcpy(buf, rep.value, reply_bytes(rep.result, q.size));
-	return rep.result;
+	return result;
 late:
 	give_up(r, w->owner);
 	return -ETIMEDOUT;

@@ -30,7 +30,8 @@ int vsfuse_reader_new(struct vsfuse_reader **r);
 void vsfuse_reader_free(struct vsfuse_reader *r);
 /*
  * The value of a variable of the environment w names, as the core's
- * getenv() returns it, or -EPERM when /proc/TID/mem may not be read,
+ * getenv() returns it (size at most VARSYM_SEARCH_VALUE_MAX: a larger
+ * buffer gets that much), or -EPERM when /proc/TID/mem may not be read,
  * -ETIMEDOUT when the reader missed w->deadline.
  */
 ssize_t vsfuse_reader_getenv(struct vsfuse_reader *r,

@@ -93,17 +93,22 @@ void vsfuse_readlink_finish(void)
 static ssize_t compute(struct vsfuse *fs, struct readlink_job *job,
 		       const struct varsym_caller *c, char *out, size_t size)
 {
-	char value[VARSYM_SEARCH_VALUE_MAX];
+	char *value;
 	ssize_t len;
 
 	if (!fs->dir.search)
 		return varsym_link_target(&fs->opts,
 					  job->seed ? NULL : job->template,
 					  job->template_len, c, out, size);
-	len = varsym_search(&fs->opts, c, job->template, job->template_len,
-			    vsfuse_probe, &job->searcher, value, out, size);
+	/* the variable's room: not on libfuse's or the pool's stacks */
+	value = malloc(VARSYM_SEARCH_VALUE_MAX);
+	len = value ? varsym_search(&fs->opts, c, job->template,
+				    job->template_len, vsfuse_probe,
+				    &job->searcher, value, out, size) :
+		      -ENOMEM;
 	/* the thread's own ids back, before it does anything else */
 	vsfuse_searcher_end(&job->searcher);
+	free(value);
 	return len;
 }
 
