@@ -179,7 +179,7 @@ static int set_search(struct varsym_opts *o, const char *name, char *msg,
 	return 0;
 }
 
-/* fallback=DIR[:DIR...]: absolute directories, VARSYM_SEARCH_DIRS_MAX at most. */
+/* fallback=DIR[:DIR...]: absolute, VARSYM_SEARCH_FALLBACK_MAX at most. */
 static int set_fallback(struct varsym_opts *o, const char *value, char *msg,
 			size_t size)
 {
@@ -201,11 +201,11 @@ static int set_fallback(struct varsym_opts *o, const char *value, char *msg,
 				    "'fallback=' entry '%.*s' is not an absolute path",
 				    (int)(len > 64 ? 64 : len), p);
 		}
-		if (++n > VARSYM_SEARCH_DIRS_MAX) {
+		if (++n > VARSYM_SEARCH_FALLBACK_MAX) {
 			o->given &= ~VARSYM_OPT_FALLBACK;
 			return fail(msg, size,
 				    "'fallback=' has more than %d directories",
-				    VARSYM_SEARCH_DIRS_MAX);
+				    VARSYM_SEARCH_FALLBACK_MAX);
 		}
 		if (!end)
 			return 0;

@@ -26,8 +26,51 @@ struct search {
 	void *ctx;
 	char *out;
 	size_t size;
-	unsigned int tried;	/* directories probed: VARSYM_SEARCH_DIRS_MAX */
 };
+
+/* The end of the entry of list[0, len) that starts at start. */
+static size_t entry_end(const char *list, size_t len, size_t start)
+{
+	const char *colon = memchr(list + start, ':', len - start);
+
+	return colon ? (size_t)(colon - list) : len;
+}
+
+void varsym_search_span(const char *value, size_t len,
+			struct varsym_search_span *span)
+{
+	size_t limit = len, start, end;
+
+	*span = (struct varsym_search_span){ 0 };
+	/*
+	 * Longer than VARSYM_SEARCH_BYTES_MAX bytes: the entries whole in
+	 * those bytes, which the next byte, read too, tells.
+	 */
+	if (len > VARSYM_SEARCH_BYTES_MAX) {
+		span->bytes_cut = true;
+		limit = VARSYM_SEARCH_BYTES_MAX;
+		if (value[limit] != ':')
+			while (limit && value[limit - 1] != ':')
+				limit--;
+	}
+	span->len = limit;
+	for (start = 0; start < len; start = end + 1) {
+		end = entry_end(value, len, start);
+		/* empty ("::") and relative entries name the cwd: skipped */
+		if (end == start || value[start] != '/')
+			continue;
+		span->all_dirs++;
+		if (end > limit)
+			continue;
+		if (span->dirs < VARSYM_SEARCH_DIRS_MAX) {
+			span->dirs++;
+		} else if (!span->dirs_cut) {
+			/* the last searched entry ends at its ':' */
+			span->dirs_cut = true;
+			span->len = start - 1;
+		}
+	}
+}
 
 /*
  * Tries each directory of list[0, len): 1 when found (s->out holds the
@@ -35,34 +78,29 @@ struct search {
  */
 static int search_list(struct search *s, const char *list, size_t len)
 {
-	size_t start = 0, end, dlen;
+	size_t start, end, dlen;
 	int ret;
 
-	while (start < len) {
-		end = start;
-		while (end < len && list[end] != ':')
-			end++;
+	for (start = 0; start < len; start = end + 1) {
+		end = entry_end(list, len, start);
 		dlen = end - start;
 		/* empty ("::") and relative entries name the cwd: skipped */
-		if (dlen && list[start] == '/') {
-			if (s->tried++ >= VARSYM_SEARCH_DIRS_MAX)
-				return 0;
-			/* "/" + NAME, no "//": the target a person would write */
-			while (dlen > 1 && list[start + dlen - 1] == '/')
-				dlen--;
-			if (dlen == 1)
-				dlen = 0;
-			if (dlen + 1 + s->name_len < s->size) {
-				memcpy(s->out, list + start, dlen);
-				s->out[dlen] = '/';
-				memcpy(s->out + dlen + 1, s->name, s->name_len);
-				s->out[dlen + 1 + s->name_len] = '\0';
-				ret = s->probe(s->ctx, s->out);
-				if (ret)
-					return ret;
-			}
-		}
-		start = end + 1;
+		if (!dlen || list[start] != '/')
+			continue;
+		/* "/" + NAME, no "//": the target a person would write */
+		while (dlen > 1 && list[start + dlen - 1] == '/')
+			dlen--;
+		if (dlen == 1)
+			dlen = 0;
+		if (dlen + 1 + s->name_len >= s->size)
+			continue;
+		memcpy(s->out, list + start, dlen);
+		s->out[dlen] = '/';
+		memcpy(s->out + dlen + 1, s->name, s->name_len);
+		s->out[dlen + 1 + s->name_len] = '\0';
+		ret = s->probe(s->ctx, s->out);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -77,8 +115,8 @@ ssize_t varsym_search(const struct varsym_opts *o,
 		.name = name, .name_len = name_len, .probe = probe,
 		.ctx = ctx, .out = out, .size = size,
 	};
+	struct varsym_search_span span;
 	enum varsym_source from;
-	size_t len = 0;
 	ssize_t n;
 	int ret;
 
@@ -88,22 +126,13 @@ ssize_t varsym_search(const struct varsym_opts *o,
 			 &from);
 	if (n < 0 && n != -ENAMETOOLONG)
 		return n;
-	len = n;
-	/*
-	 * Longer than VARSYM_SEARCH_VALUE_MAX - 1 bytes: the directories whole
-	 * in those bytes, which the next byte, read too, tells.
-	 */
-	if (n == -ENAMETOOLONG || n == VARSYM_SEARCH_VALUE_MAX) {
-		len = VARSYM_SEARCH_VALUE_MAX - 1;
-		if (value[len] != ':')
-			while (len && value[len - 1] != ':')
-				len--;
-	}
-	varsym_note(c, o->var, o->var_len, len ? from : VARSYM_FROM_NOTHING,
-		    value, len);
-	ret = search_list(&s, value, len);
-	/* the fallback's own bound is checked at mount time */
-	s.tried = 0;
+	/* too long for the buffer: it holds the value's first bytes */
+	varsym_search_span(value, n < 0 ? VARSYM_SEARCH_VALUE_MAX : (size_t)n,
+			   &span);
+	varsym_note(c, o->var, o->var_len,
+		    span.len ? from : VARSYM_FROM_NOTHING, value, span.len);
+	ret = search_list(&s, value, span.len);
+	/* the fallback's bound is checked at mount time */
 	if (!ret && (o->given & VARSYM_OPT_FALLBACK))
 		ret = search_list(&s, o->dflt, o->dflt_len);
 	if (ret < 0)

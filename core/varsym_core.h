@@ -385,15 +385,41 @@ int varsym_template_check(const char *tmpl, size_t len);
 /*
  * Search mode (-o search[=VAR],fallback=DIR:...): every name is a link to
  * the first DIR/NAME the caller may execute, DIR running over the
- * absolute entries of the caller's VAR (its first VARSYM_SEARCH_DIRS_MAX,
- * in its first VARSYM_SEARCH_VALUE_MAX - 1 bytes), then over the fallback
- * list (at most VARSYM_SEARCH_DIRS_MAX entries, checked at mount time).  A
+ * absolute entries of the caller's VAR, then over the fallback list.  A
  * secure-exec caller's VAR comes from the system scope only.
+ *
+ * The bounds: VAR's first VARSYM_SEARCH_DIRS_MAX absolute entries whole
+ * within its first VARSYM_SEARCH_BYTES_MAX bytes (a Nix development
+ * shell's PATH of 80 entries takes about 9 KiB), read into a buffer of
+ * VARSYM_SEARCH_VALUE_MAX bytes: the byte after the bound tells whether
+ * the entry ending there is whole.  The fallback list, written by the
+ * mount's administrator, holds at most VARSYM_SEARCH_FALLBACK_MAX
+ * entries, checked at mount time.  A search makes at most the two
+ * counts' sum of lookups.
  */
-#define VARSYM_SEARCH_DIRS_MAX 256
-#define VARSYM_SEARCH_VALUE_MAX VARSYM_PATH_MAX
+#define VARSYM_SEARCH_DIRS_MAX 1024
+#define VARSYM_SEARCH_BYTES_MAX 32768
+#define VARSYM_SEARCH_VALUE_MAX (VARSYM_SEARCH_BYTES_MAX + 1)
+#define VARSYM_SEARCH_FALLBACK_MAX 256
 #define VARSYM_NAME_BYTES_MAX 255	/* a file name's most: NAME_MAX */
 #define VARSYM_SEARCH_VAR_DEFAULT "PATH"
+
+/*
+ * The part of VAR's value a search tries: value holds its first len bytes
+ * (a value longer than VARSYM_SEARCH_BYTES_MAX bytes needs only its first
+ * VARSYM_SEARCH_VALUE_MAX).  Given the whole value, all_dirs counts every
+ * absolute entry of it: what a person is told was left out.
+ */
+struct varsym_search_span {
+	size_t len;		/* value[0, len) is searched */
+	unsigned int dirs;	/* the absolute entries in it */
+	unsigned int all_dirs;	/* the absolute entries in all len bytes */
+	bool bytes_cut;		/* bytes past VARSYM_SEARCH_BYTES_MAX left */
+	bool dirs_cut;		/* entries past the DIRS_MAX-th left */
+};
+
+void varsym_search_span(const char *value, size_t len,
+			struct varsym_search_span *span);
 
 /* A name a search may answer: not ".", "..", empty, or holding a '/'. */
 bool varsym_search_name_valid(const char *name, size_t len);
@@ -404,7 +430,7 @@ bool varsym_search_name_valid(const char *name, size_t len);
  * path) returns 1 when path is a regular file the caller may execute, 0
  * to try the next directory (absent, not executable, or a walk back into
  * a search mount), or -errno.  value is scratch room for the variable,
- * VARSYM_SEARCH_VALUE_MAX bytes.
+ * VARSYM_SEARCH_VALUE_MAX bytes: too many for a kernel stack.
  */
 ssize_t varsym_search(const struct varsym_opts *o,
 		      const struct varsym_caller *caller, const char *name,

@@ -59,6 +59,8 @@ static int probe(void *ctx, const char *path)
 
 	if (fatal_signal_pending(current))
 		return -EINTR;
+	/* up to 1,280 lookups a search: let others run between them */
+	cond_resched();
 	err = kern_path(path, LOOKUP_FOLLOW, &p);
 	if (err) {
 		if (fatal_signal_pending(current))
@@ -91,7 +93,8 @@ ssize_t varsymfs_search(struct inode *inode, const struct varsym_caller *c,
 	ssize_t ret;
 	char *value;
 
-	value = kmalloc(VARSYM_SEARCH_VALUE_MAX, GFP_KERNEL_ACCOUNT);
+	/* 32 KiB and a byte: vmalloc()ed if no contiguous pages are free */
+	value = kvmalloc(VARSYM_SEARCH_VALUE_MAX, GFP_KERNEL_ACCOUNT);
 	if (!value)
 		return -ENOMEM;
 	ret = enter_search();
@@ -101,7 +104,7 @@ ssize_t varsymfs_search(struct inode *inode, const struct varsym_caller *c,
 				    target, PATH_MAX);
 		leave_search();
 	}
-	kfree(value);
+	kvfree(value);
 	return ret;
 }
 

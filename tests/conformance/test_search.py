@@ -12,7 +12,8 @@ a fallback with only sh and env, a search mount standing in for /usr/bin).
   env -i        /usr/bin/sh through the fallback; a profile-only name ENOENT
   setuid        a setuid program searches the fallback only
   loops         a PATH into the mount (or another search mount): no hang
-  bounds        a PATH of 10,000 entries: 256 absolute entries, 4095 bytes
+  bounds        a PATH of 10,000 entries: 1024 absolute entries, 32 KiB;
+                a Nix shell's 80-entry PATH whole
   concurrency   64 callers with distinct PATHs: never another's answer
   one answer    stat, lstat, statx, access, open, readlink, execve,
                 execveat agree (envfs #173, #182, #180)
@@ -450,21 +451,21 @@ def ten_thousand(head):
 def bound_rows():
     """(id, PATH maker given the profile, whether the profile is searched)."""
     return [
-        ("profile 256th absolute entry",
+        ("profile 1024th absolute entry",
          lambda p: ten_thousand(":".join(["", "relative", ".", ""] +
-                                         [f"/nx{i}" for i in range(255)] +
+                                         [f"/nx{i}" for i in range(1023)] +
                                          [p])), True),
-        ("profile 257th absolute entry",
-         lambda p: ten_thousand(":".join([f"/nx{i}" for i in range(256)] +
+        ("profile 1025th absolute entry",
+         lambda p: ten_thousand(":".join([f"/nx{i}" for i in range(1024)] +
                                          [p])), False),
         ("profile 10000th entry",
          lambda p: ":".join([f"/nx/{i}" for i in range(9999)] + [p]), False),
-        ("profile ends at byte 4095",
-         lambda p: ten_thousand(nowhere(4095 - len(p)) + p), True),
-        ("profile ends at byte 4096",
-         lambda p: ten_thousand(nowhere(4096 - len(p)) + p), False),
-        ("profile after byte 4095",
-         lambda p: ten_thousand(nowhere(5000) + p), False),
+        ("profile ends at byte 32768",
+         lambda p: ten_thousand(nowhere(32768 - len(p)) + p), True),
+        ("profile ends at byte 32769",
+         lambda p: ten_thousand(nowhere(32769 - len(p)) + p), False),
+        ("profile after byte 32768",
+         lambda p: ten_thousand(nowhere(40000) + p), False),
     ]
 
 
@@ -472,8 +473,8 @@ def bound_rows():
                          [r[1:] for r in bound_rows()],
                          ids=[r[0] for r in bound_rows()])
 def test_path_of_10000_entries(nix, probe, make_path, searched):
-    """Only the first 256 absolute entries of PATH, and only those whole
-    in its first 4095 bytes, are searched; the rest are not looked at.
+    """Only the first 1024 absolute entries of PATH, and only those whole
+    in its first 32768 bytes, are searched; the rest are not looked at.
     The fallback, whose bound is checked at mount, is searched after."""
     m = nix.usr_bin
     env = {"PATH": make_path(nix.profile)}
@@ -484,6 +485,41 @@ def test_path_of_10000_entries(nix, probe, make_path, searched):
     assert p.returncode == 0 and p.out == "ok\n", (p.out, p.err)
 
 
+def nix_shell_path(nix, count=80):
+    """A PATH as `nix develop` makes one: count store directories of over
+    100 bytes each, a tool in the last one only."""
+    dirs = [nix.dir(f"store/{i:032x}-python3.11-package-{i:03d}-with-plugins"
+                    "-1.0-dev/bin")
+            for i in range(count)]
+    tool = nix.tool(dirs[-1], "nixtool")
+    return ":".join(dirs), tool
+
+
+def test_a_nix_shell_path_finds_its_last_directory(nix, varsymfs, probe):
+    """issue 33, item 8: a Nix development shell's PATH of 80 entries,
+    about 9 KiB, was cut at 4095 bytes and lost its last directories, so
+    that `command -v` found what the mount did not.  Now its last
+    directory is searched, by every call and by the shell alike."""
+    m = nix.usr_bin
+    path, tool = nix_shell_path(nix)
+    assert len(path.split(":")) == 80 and 8192 < len(path) < 32768
+    env = {"PATH": path}
+    link = f"{m.dir}/nixtool"
+    assert readlink(probe, link, env) == f"ok {tool}"
+    assert vsp(probe, "stat", link, env=env) == \
+        f"ok {os.stat(tool).st_ino}"
+    p = call(["/bin/sh", "-c", "command -v nixtool"], env)
+    assert p.out == f"{tool}\n", (p.out, p.err)
+    # run by a shell whose PATH is the same, through the mount
+    p = sh_exec([link], env=env)
+    if exec_rule(m, varsymfs) == "default":
+        # execve's own walk without exec hooks: the fallback only
+        assert p.returncode == 127, (p.out, p.err)
+    else:
+        assert p.returncode == 0 and p.out == f"nixtool in " \
+            f"{os.path.dirname(tool)}\n", (p.out, p.err)
+
+
 def test_fallback_of_256_directories(nix, probe):
     """256 fallback directories are accepted, the last one searched."""
     last = nix.dir("last/bin")
@@ -491,8 +527,8 @@ def test_fallback_of_256_directories(nix, probe):
     dirs = [f"/nx{i}" for i in range(255)] + [last]
     m = nix.mount("search,fallback=" + ":".join(dirs))
     assert readlink(probe, f"{m.dir}/tool", {}) == f"ok {last}/tool"
-    # a caller's 256 entries do not use up the fallback's
-    env = {"PATH": ":".join(f"/p{i}" for i in range(300))}
+    # a caller's 1024 entries do not use up the fallback's
+    env = {"PATH": ":".join(f"/p{i}" for i in range(1100))}
     assert readlink(probe, f"{m.dir}/tool", env) == f"ok {last}/tool"
 
 

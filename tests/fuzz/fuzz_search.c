@@ -5,9 +5,10 @@
  *
  * Input: a byte saying at which try the probe answers "found" (0: never),
  * then a name, a NUL, and the PATH's value.  Every path probed must be an
- * absolute entry of the value, whole within its first 4095 bytes, or of the
- * fallback, in their order, with its trailing '/' dropped, then '/' and
- * the name; at most 256 of the value's; and the result must be the path
+ * absolute entry of the value, whole within its first
+ * VARSYM_SEARCH_BYTES_MAX bytes, or of the fallback, in their order, with
+ * its trailing '/' dropped, then '/' and the name; at most
+ * VARSYM_SEARCH_DIRS_MAX of the value's; and the result must be the path
  * found, or ENOENT.
  */
 #include <stdint.h>
@@ -109,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char list[VARSYM_SEARCH_VALUE_MAX + sizeof(FALLBACK) + 1];
+	static char list[VARSYM_SEARCH_BYTES_MAX + sizeof(FALLBACK) + 1];
 	const char *in = (const char *)data + 1, *nul, *v;
 	struct varsym_caller c = { .getenv = get };
 	struct run r = { 0 };
@@ -140,8 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	/* the reference's list: the value's whole entries, then the fallback */
 	cut = vlen;
-	if (vlen > VARSYM_SEARCH_VALUE_MAX - 1) {
-		cut = VARSYM_SEARCH_VALUE_MAX - 1;
+	if (vlen > VARSYM_SEARCH_BYTES_MAX) {
+		cut = VARSYM_SEARCH_BYTES_MAX;
 		if (v[cut] != ':')
 			while (cut && v[cut - 1] != ':')
 				cut--;

@@ -1809,7 +1809,8 @@ static ssize_t search(const char *opts, const char *env, bool secure,
 		      const char *system, struct test_probe *p,
 		      const char *name, char *out)
 {
-	static char value[VARSYM_SEARCH_VALUE_MAX], block[8192];
+	static char value[VARSYM_SEARCH_VALUE_MAX];
+	static char block[2 * VARSYM_SEARCH_VALUE_MAX];
 	struct test_env e = { .env = block, .len = strlen(env) + 1 };
 	struct varsym_caller c = {
 		.getenv = test_getenv, .ctx = &e, .secure = secure,
@@ -1851,6 +1852,7 @@ static void test_search_options(void)
 		{ "var=search", NULL },
 	};
 	char msg[VARSYM_MSG_MAX], text[VARSYM_OPTS_TEXT_MAX];
+	char list[16 + 5 * VARSYM_SEARCH_FALLBACK_MAX];
 	struct varsym_opts o;
 	size_t i;
 	int ret;
@@ -1865,6 +1867,16 @@ static void test_search_options(void)
 			      "search options '%s': got '%s'", rows[i].opts,
 			      msg);
 	}
+	/* fallback=: 256 directories at most, whatever VAR's bound */
+	strcpy(list, "search,fallback=/0");
+	for (i = 1; i < VARSYM_SEARCH_FALLBACK_MAX; i++)
+		sprintf(list + strlen(list), ":/%zu", i);
+	check(!parse_opts(list, &o, msg), "256 fallback directories: %s",
+	      msg);
+	strcat(list, ":/x");
+	check(parse_opts(list, &o, msg) == -EINVAL &&
+	      strstr(msg, "'fallback=' has more than 256 directories"),
+	      "257 fallback directories: %s", msg);
 	parse_opts("search,fallback=/a:/b", &o, msg);
 	varsym_opts_text(&o, text, sizeof(text));
 	check(!strcmp(text, "search=PATH,fallback=/a:/b"), "search text: %s",
@@ -1919,41 +1931,97 @@ static void test_search(void)
 	n = search("search,fallback=/f", "PATH=/q", false, NULL, &p, "sh", out);
 	check(n == -EINTR && p.tries == 1, "search: a probe's error ends it");
 	p.fail_at = 0;
-	/* bounds: 256 entries, then the fallback; a value cut at 4095 bytes */
-	env = malloc(8 + 300 * 4 + 16);
+	/* bounds: 1024 entries, then the fallback */
+	env = malloc(8 + 1100 * 3 + 16);
 	strcpy(env, "PATH=");
-	for (i = 0; i < 300; i++)
-		strcat(env, i < 299 ? "/q:" : "/p");
+	for (i = 0; i < 1100; i++)
+		strcat(env, i < 1099 ? "/q:" : "/p");
 	p.tries = 0;
 	n = search("search,fallback=/f", env, false, NULL, &p, "sh", out);
-	check(n == 5 && !strcmp(out, "/f/sh") && p.tries == 257,
-	      "search: 256 entries of PATH, then the fallback: %s, %d tries",
+	check(n == 5 && !strcmp(out, "/f/sh") && p.tries == 1025,
+	      "search: 1024 entries of PATH, then the fallback: %s, %d tries",
 	      out, p.tries);
 	free(env);
+	/* a Nix shell's PATH: 80 entries, 9 KiB, the last one searched */
+	env = malloc(8 + 80 * 120);
+	strcpy(env, "PATH=");
+	for (i = 0; i < 79; i++)
+		sprintf(env + strlen(env), "/nix/store/%0100zu-pkg/bin:", i);
+	strcat(env, "/p");
+	p.tries = 0;
+	n = search("search", env, false, NULL, &p, "sh", out);
+	check(strlen(env) > 9000 && n == 5 && !strcmp(out, "/p/sh") &&
+	      p.tries == 80, "search: a 9 KiB PATH's 80th entry: %zd, %d tries",
+	      n, p.tries);
+	free(env);
+	/* a value cut at 32768 bytes: 42-byte entries, 780 whole in them */
 	env = malloc(VARSYM_SEARCH_VALUE_MAX + 64);
 	strcpy(env, "PATH=");
-	for (i = 0; strlen(env) - 5 < VARSYM_SEARCH_VALUE_MAX - 4; i++)
+	for (i = 0; strlen(env) - 5 < VARSYM_SEARCH_BYTES_MAX - 3; i++)
 		strcat(env, "/qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq:");
 	strcat(env, "/p:/p");
 	p.tries = 0;
 	n = search("search", env, false, NULL, &p, "sh", out);
-	check(n == -ENOENT && p.tries == (VARSYM_SEARCH_VALUE_MAX - 1) / 42,
-	      "search: the value's first 4095 bytes only: %zd, %d tries of %zu",
+	check(n == -ENOENT && p.tries == (VARSYM_SEARCH_BYTES_MAX + 1) / 42,
+	      "search: the value's first 32768 bytes only: %zd, %d tries of %zu",
 	      n, p.tries, i);
-	/* a directory ending at byte 4095 is whole: the next byte is ':' */
+	/* a directory ending at byte 32768 is whole: the next byte is ':' */
 	strcpy(env, "PATH=");
-	for (i = 0; i < 90; i++)
+	for (i = 0; i < 700; i++)
 		strcat(env, "/qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq:");
 	strcat(env, "/");
-	memset(env + strlen(env), 'y', VARSYM_SEARCH_VALUE_MAX - 1 - 90 * 42 - 1);
-	env[5 + VARSYM_SEARCH_VALUE_MAX - 1] = '\0';
+	memset(env + strlen(env), 'y', VARSYM_SEARCH_BYTES_MAX - 700 * 42 - 1);
+	env[5 + VARSYM_SEARCH_BYTES_MAX] = '\0';
 	strcat(env, ":/p");
 	p.tries = 0;
 	n = search("search", env, false, NULL, &p, "sh", out);
-	check(n == -ENOENT && p.tries == 91 && p.last[1] == 'y',
-	      "search: a directory ending at byte 4095 is searched: %zd, %d",
+	check(n == -ENOENT && p.tries == 701 && p.last[1] == 'y',
+	      "search: a directory ending at byte 32768 is searched: %zd, %d",
 	      n, p.tries);
+	/* one byte longer, it is not */
+	env[5 + VARSYM_SEARCH_BYTES_MAX] = 'y';
+	env[5 + VARSYM_SEARCH_BYTES_MAX + 1] = '\0';
+	strcat(env, ":/p");
+	p.tries = 0;
+	n = search("search", env, false, NULL, &p, "sh", out);
+	check(n == -ENOENT && p.tries == 700,
+	      "search: a directory ending at byte 32769 is not: %zd, %d", n,
+	      p.tries);
 	free(env);
+}
+
+/* What a search takes of a value, as varsym explain tells it. */
+static void test_search_span(void)
+{
+	struct varsym_search_span sp;
+	char *v = malloc(2 * VARSYM_SEARCH_VALUE_MAX);
+	size_t i;
+
+	strcpy(v, "::rel:/a:./b:/b/");
+	varsym_search_span(v, strlen(v), &sp);
+	check(sp.len == strlen(v) && sp.dirs == 2 && sp.all_dirs == 2 &&
+	      !sp.dirs_cut && !sp.bytes_cut, "span: a short PATH whole");
+	v[0] = '\0';
+	for (i = 0; i < 1500; i++)
+		strcat(v, i ? ":/q" : "/q");
+	varsym_search_span(v, strlen(v), &sp);
+	check(sp.len == 1024 * 3 - 1 && sp.dirs == 1024 &&
+	      sp.all_dirs == 1500 && sp.dirs_cut && !sp.bytes_cut,
+	      "span: 1500 entries, 1024 searched: %zu, %u of %u", sp.len,
+	      sp.dirs, sp.all_dirs);
+	v[0] = '\0';
+	for (i = 0; i < 1000; i++)
+		strcat(v, "/qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq:");
+	varsym_search_span(v, strlen(v), &sp);
+	check(sp.len == 780 * 42 && sp.dirs == 780 && sp.all_dirs == 1000 &&
+	      !sp.dirs_cut && sp.bytes_cut,
+	      "span: 42,000 bytes, 32768 searched: %zu, %u of %u", sp.len,
+	      sp.dirs, sp.all_dirs);
+	/* the file systems give the buffer's bytes only: the same span */
+	varsym_search_span(v, VARSYM_SEARCH_VALUE_MAX, &sp);
+	check(sp.len == 780 * 42 && sp.dirs == 780 && sp.bytes_cut,
+	      "span: the buffer's bytes give the same cut");
+	free(v);
 }
 
 int main(void)
@@ -1985,5 +2053,6 @@ int main(void)
 	test_link_target();
 	test_search_options();
 	test_search();
+	test_search_span();
 	return report();
 }
