@@ -73,6 +73,7 @@ struct explaining {
 	const struct environment *env;
 	const char *user, *system;	/* the link's mount's scopes */
 	size_t user_len, system_len;
+	const struct varsym_opts *search;	/* a search mount's options */
 	int level;
 	bool print;		/* second pass: show each variable */
 	bool nothing;		/* a variable was unset with no default */
@@ -181,6 +182,51 @@ static ssize_t env_get(void *ctx, const char *name, size_t name_len,
 	return varsym_env_scan_result(&s);
 }
 
+/*
+ * A search's variable (x->search's), when the search left some of its
+ * directories out: how many, and by which bound.  The value is found again
+ * whole, by the core's rule for a seed variable, in a buffer that holds
+ * whatever execve accepts.
+ */
+static void print_cut(const struct explaining *x)
+{
+	static char *full;
+	struct varsym_caller c = {
+		.getenv = env_get,
+		.ctx = (void *)x,
+		.secure = x->env->secure,
+		.user_scope = x->user,
+		.user_scope_len = x->user_len,
+		.system_scope = x->system,
+		.system_scope_len = x->system_len,
+	};
+	struct varsym_search_span span;
+	char msg[VARSYM_MSG_MAX];
+	struct varsym_opts seed;
+	ssize_t n;
+
+	if (!full)
+		full = malloc(VARSYM_ENV_MAX);
+	varsym_opts_init(&seed);
+	if (!full || varsym_opts_parse_one(&seed, "var", x->search->var, msg,
+					   sizeof(msg)))
+		return;
+	n = varsym_resolve_seed(&seed, &c, full, VARSYM_ENV_MAX);
+	if (n <= 0)
+		return;
+	varsym_search_span(full, n, &span);
+	if (span.all_dirs == span.dirs)
+		return;
+	indent(x->level, DETAIL);
+	printf("cut       %s: ", x->search->var);
+	if (span.dirs_cut)
+		printf("%u directories, searched the first %u\n",
+		       span.all_dirs, span.dirs);
+	else
+		printf("%zd bytes, searched the first %d: %u of its %u directories\n",
+		       n, VARSYM_SEARCH_BYTES_MAX, span.dirs, span.all_dirs);
+}
+
 static void note(void *ctx, const char *name, size_t name_len,
 		 enum varsym_source from, const char *value, size_t value_len)
 {
@@ -223,6 +269,8 @@ static void note(void *ctx, const char *name, size_t name_len,
 		printf("   (refused: '..' under a prefix)\n");
 		break;
 	}
+	if (x->search)
+		print_cut(x);
 }
 
 /* 1 and v filled for a variant link, 0 for any other file, or -errno. */
@@ -406,7 +454,8 @@ static ssize_t expand(const struct variant *v, const struct varsym_opts *o,
 
 	x->print = print;
 	x->nothing = x->refused = false;
-	if (v->seed && varsym_opts_search_mode(o))
+	x->search = v->seed && varsym_opts_search_mode(o) ? o : NULL;
+	if (x->search)
 		return varsym_search(o, &c, name, strlen(name), search_probe,
 				     x, value, out, VARSYM_PATH_MAX);
 	return varsym_link_target(o, v->seed ? NULL : v->text, v->len, &c,

@@ -13,7 +13,7 @@ a fallback with only sh and env, a search mount standing in for /usr/bin).
   setuid        a setuid program searches the fallback only
   loops         a PATH into the mount (or another search mount): no hang
   bounds        a PATH of 10,000 entries: 1024 absolute entries, 32 KiB;
-                a Nix shell's 80-entry PATH whole
+                a Nix shell's 80-entry PATH whole; explain tells a cut
   concurrency   64 callers with distinct PATHs: never another's answer
   one answer    stat, lstat, statx, access, open, readlink, execve,
                 execveat agree (envfs #173, #182, #180)
@@ -518,6 +518,30 @@ def test_a_nix_shell_path_finds_its_last_directory(nix, varsymfs, probe):
     else:
         assert p.returncode == 0 and p.out == f"nixtool in " \
             f"{os.path.dirname(tool)}\n", (p.out, p.err)
+
+
+@pytest.mark.parametrize("shape", ["entries", "bytes"])
+def test_explain_says_the_path_was_cut(nix, build, shape):
+    """varsym explain tells, under a search link, how much of the caller's
+    PATH the search left out: past its 1024th directory, or past its first
+    32768 bytes; and nothing for a PATH searched whole."""
+    m = nix.usr_bin
+    if shape == "entries":
+        path = ":".join([f"/nx{i}" for i in range(1499)] + [nix.profile])
+        want = "cut       PATH: 1500 directories, searched the first 1024"
+    else:
+        path = nowhere(40000) + nix.profile
+        dirs = path.count(":") + 1
+        whole = 32768 // 200        # nowhere()'s entries: 200 bytes
+        want = f"cut       PATH: {len(path)} bytes, searched the first " \
+            f"32768: {whole} of its {dirs} directories"
+    varsym = os.path.join(build, "varsym")
+    p = call([varsym, "explain", f"{m.dir}/python3"], {"PATH": path})
+    assert p.returncode == 1, p.out + p.err
+    assert [line.strip() for line in p.out.splitlines()
+            if line.strip().startswith("cut ")] == [want], p.out
+    p = call([varsym, "explain", f"{m.dir}/python3"], nix.env())
+    assert p.returncode == 0 and "cut " not in p.out, p.out
 
 
 def test_fallback_of_256_directories(nix, probe):
