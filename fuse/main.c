@@ -212,10 +212,10 @@ static int add_mount_options(struct fuse_args *args, struct vsfuse *fs,
 /*
  * Without the exec hooks, a mount that serves others tells an execve from
  * other calls by /proc/TID/syscall of its callers: Yama's ptrace_scope=3,
- * an LSM policy or a daemon without root may forbid it.  It still works,
- * failing closed (every process gets the default): say so once, at mount.
+ * an LSM policy or a daemon without root may forbid it.  Returns 0 when a
+ * process's syscall file can be read, or the errno that forbids it.
  */
-static void warn_if_blind(int procfd)
+static int syscall_unreadable(int procfd)
 {
 	char line[256], path[32];
 	int fd = -1, err, pipefd[2];
@@ -226,7 +226,7 @@ static void warn_if_blind(int procfd)
 	 * container's, a build host's) and say no where callers would not.
 	 */
 	if (pipe2(pipefd, O_CLOEXEC))
-		return;
+		return 0;
 	child = fork();
 	if (child == 0) {
 		close(pipefd[1]);
@@ -243,17 +243,62 @@ static void warn_if_blind(int procfd)
 	close(pipefd[1]);
 	if (child > 0)
 		waitpid(child, NULL, 0);
-	if (child < 0 || !err)
+	return child < 0 ? 0 : err;
+}
+
+/*
+ * A daemon serving others without its exec hooks resolves every walk
+ * inside an execve as for a setuid program, and every walk at all when it
+ * cannot read /proc/TID/syscall either (blind, an errno): it still works,
+ * failing closed.  What that breaks, why, and what mends it, in one
+ * message at mount, in the words of a user who meets it.  loaded: the
+ * hooks are there, but this mount could not be registered with them.
+ */
+static void warn_no_exec_hooks(const struct vsfuse *fs, const char *why,
+			       int blind, bool loaded)
+{
+	bool search = varsym_opts_search_mode(&fs->opts);
+
+	if (blind)
+		fprintf(stderr,
+			"varsymfs: warning: every lookup through this mount, not only a program's,\n"
+			"  is answered as for a setuid program (%s):\n"
+			"  it cannot read other processes' /proc/PID/syscall (%s: Yama's\n"
+			"  ptrace_scope=3, an LSM, or not root).\n",
+			search ? "its fallback directories only" :
+				 "the default's target",
+			strerror(blind));
+	else if (search)
+		fprintf(stderr,
+			"varsymfs: warning: programs run through this search mount come from its\n"
+			"  fallback directories only: a program found only on the caller's PATH\n"
+			"  cannot be run through it, though stat, test -x and command -v find it.\n");
+	else
+		fprintf(stderr,
+			"varsymfs: warning: programs run through this mount's links get the\n"
+			"  default's target, as a setuid program would, whatever the caller's\n"
+			"  environment says; other lookups follow the caller.\n");
+	if (loaded) {
+		fprintf(stderr,
+			"  Why: the daemon could not register this mount with its exec hooks\n"
+			"  (%s).\n", why);
 		return;
-	fprintf(stderr, "varsymfs: cannot read other processes' /proc/PID/syscall (%s): every process will get the default (Yama ptrace_scope=3, an LSM, or not root; see varsymfs(8))\n",
-		strerror(err));
+	}
+	fprintf(stderr,
+		"  Why: the daemon cannot put its BPF program on the kernel's exec hooks\n"
+		"  (%s).\n"
+		"  To fix it: a kernel with the BPF LSM (bpf in its lsm= boot parameter, as\n"
+		"  in Debian's kernels) and the daemon run as root (CAP_BPF and CAP_PERFMON),\n"
+		"  or the kernel module instead: mount -t varsymfs. See varsymfs(8).\n",
+		why);
 }
 
 /*
  * How walks inside an execve are told apart (caller.c): the exec hooks'
  * BPF program where it loads, /proc alone where it cannot, and nothing
- * needed on a mount that serves only its owner.  Said once, at mount,
- * and by `varsym explain` (the links' system.varsym_exec).
+ * needed on a mount that serves only its owner.  Said once, at mount
+ * (where it breaks something), and on the links' system.varsym_exec,
+ * which `varsym explain` reads.
  */
 static void choose_exec_mode(struct vsfuse *fs)
 {
@@ -272,9 +317,7 @@ static void choose_exec_mode(struct vsfuse *fs)
 	}
 	snprintf(fs->exec_mode, sizeof(fs->exec_mode),
 		 "syscall only: every walk inside an execve secure (%s)", why);
-	fprintf(stderr, "varsymfs: no exec hooks (%s): every walk inside an execve will resolve as secure; see varsymfs(8)\n",
-		why);
-	warn_if_blind(fs->procfd);
+	warn_no_exec_hooks(fs, why, syscall_unreadable(fs->procfd), false);
 }
 
 /* Our options out of args, the rest left for libfuse; 0 or -1. */
@@ -324,7 +367,7 @@ int main(int argc, char *argv[])
 	struct fuse_session *se;
 	static struct vsfuse fs;
 	char msg[VARSYM_MSG_MAX];
-	int ret = -1;
+	int ret = -1, err;
 
 	if (parse_args(&args, &fs, &cl))
 		goto out_free_args;
@@ -371,8 +414,9 @@ int main(int argc, char *argv[])
 	if (fuse_session_mount(se, opts.mountpoint))
 		goto out_remove_handlers;
 	/* the exec hooks snapshot the follows of this mount from now on */
-	if (vsfuse_exec_hooks_serve(fs.hooks, opts.mountpoint))
-		fprintf(stderr, "varsymfs: cannot register the mount with the exec hooks (%m): every walk inside an execve will resolve as secure\n");
+	err = vsfuse_exec_hooks_serve(fs.hooks, opts.mountpoint);
+	if (err)
+		warn_no_exec_hooks(&fs, strerror(-err), 0, true);
 	if (fuse_daemonize(opts.foreground))
 		goto out_unmount;
 	/*

@@ -375,20 +375,45 @@ static void print_skipped(int dirfd, int level)
 	conf_skipped(system_config_path(), root, show_skipped, &level);
 }
 
-/* A FUSE mount's way of telling execve's walks apart, when it says. */
-static void print_exec_mode(int dirfd, const char *name, int level)
+/*
+ * A FUSE mount that cannot tell the walks inside an execve apart (its
+ * links' system.varsym_exec says "syscall only: ... (why)"): what that
+ * breaks, under the first of its links the walk meets, once.
+ */
+static void print_exec_mode(int dirfd, const char *name, int level,
+			    bool search)
 {
+	static dev_t told[16];
+	static unsigned int ntold;
 	char path[64 + NAME_MAX], mode[256];
+	const char *why;
+	struct stat st;
+	unsigned int i;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, name);
 	n = lgetxattr(path, VARSYM_XATTR_EXEC, mode, sizeof(mode) - 1);
-	if (n <= 0)
+	if (n <= 0 || fstat(dirfd, &st))
 		return;
 	mode[n] = '\0';
+	if (strncmp(mode, "syscall only:", 13))
+		return;		/* the exec hooks, or a mount of its owner's */
+	for (i = 0; i < ntold; i++)
+		if (told[i] == st.st_dev)
+			return;
+	if (ntold < sizeof(told) / sizeof(told[0]))
+		told[ntold++] = st.st_dev;
 	indent(level, DETAIL);
-	printf("exec      ");
-	put_bytes(mode, n);
+	if (search)
+		printf("exec      programs run through this mount come from its fallback only, never from the caller's PATH: fixed by the kernel's BPF LSM or the kernel module (varsymfs(8))\n");
+	else
+		printf("exec      programs run through this mount get the default's target, whatever the caller's environment says: fixed by the kernel's BPF LSM or the kernel module (varsymfs(8))\n");
+	why = strchr(mode, '(');
+	if (!why || mode[n - 1] != ')')
+		return;
+	indent(level, DETAIL);
+	printf("exec      why: ");
+	put_bytes(why + 1, mode + n - 1 - (why + 1));
 	printf("\n");
 }
 
@@ -572,7 +597,8 @@ static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
 	printf(v->seed ? "options   " : "template  ");
 	put_bytes(v->text, v->len);
 	printf("\n");
-	print_exec_mode(dirfd, name, level);
+	print_exec_mode(dirfd, name, level,
+			!bad && v->seed && varsym_opts_search_mode(&o));
 	print_skipped(dirfd, level);
 	if (scope_error) {
 		indent(level, DETAIL);

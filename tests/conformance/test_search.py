@@ -53,8 +53,8 @@ import pytest
 
 from attack import Bg, kernel_log, new_problems
 from conftest import IN_USERNS, NEEDS_REAL_ROOT, Failed, assert_refused, \
-    daemon_stacks, execve_decides, mounted_at, needs_real_root, probe_line, \
-    run, setuid_copy
+    daemon_stacks, exec_mode, execve_decides, mounted_at, needs_real_root, \
+    probe_line, run, setuid_copy
 
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 ENOENT = "err ENOENT"
@@ -1140,6 +1140,44 @@ def test_explain_shows_each_directory(nix, build):
     assert f"not here  {nix.fallback}/nowhere" in p.out, p.out
     assert "ENOENT: No such file or directory (no directory searched holds " \
         "it)" in p.out, p.out
+
+
+def test_without_exec_hooks_it_says_what_breaks(nix, build, impl):
+    """issue 33, item 9: a FUSE daemon serving every user without its exec
+    hooks runs every program through a search mount as a setuid program
+    would: from the fallback only.  It says so once, at mount, in plain
+    words: what breaks, why, and what fixes it; and varsym explain says it
+    once, under the link, not a line of jargon."""
+    if impl != "fuse":
+        pytest.skip("the FUSE program's exec hooks")
+    m = nix.mount()
+    mode = exec_mode(m)
+    p = call([os.path.join(build, "varsym"), "explain", f"{m.dir}/python3"],
+             nix.env())
+    assert p.returncode == 0, p.out + p.err
+    notes = [line.strip() for line in p.out.splitlines()
+             if line.strip().startswith("exec ")]
+    m.stop()
+    if mode != "syscall only":
+        assert notes == [] and "warning" not in m.said, (p.out, m.said)
+        return
+    assert len(notes) == 2, p.out
+    assert notes[0] == "exec      programs run through this mount come " \
+        "from its fallback only, never from the caller's PATH: fixed by " \
+        "the kernel's BPF LSM or the kernel module (varsymfs(8))", p.out
+    assert notes[1].startswith("exec      why: "), p.out
+    said = " ".join(m.said.split())
+    assert m.said.count("varsymfs: warning:") == 1, m.said
+    for words in ("programs run through this search mount come from its "
+                  "fallback directories only: a program found only on the "
+                  "caller's PATH cannot be run through it, though stat, "
+                  "test -x and command -v find it.",
+                  "Why: the daemon cannot put its BPF program on the "
+                  "kernel's exec hooks (",
+                  "bpf in its lsm= boot parameter",
+                  "CAP_BPF and CAP_PERFMON",
+                  "the kernel module instead: mount -t varsymfs."):
+        assert words in said, m.said
 
 
 def test_scopes_give_the_path(nix, probe, build, public_dir):
