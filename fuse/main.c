@@ -2,7 +2,7 @@
 /*
  * main.c - the varsymfs FUSE program: command line, mount, loop, unmount.
  *
- *   varsymfs [-f] [-d] [-s] [-o OPTIONS] [SOURCE] MOUNTPOINT
+ *   varsymfs [-f] [-d] [-s] [--multithread] [-o OPTIONS] [SOURCE] MOUNTPOINT
  *
  * Options are split three ways: varsymfs's own go to the shared core's
  * parser (the kernel module uses the same one), FUSE's and mount(8)'s go on
@@ -51,7 +51,7 @@ static const struct fuse_opt cmdline_spec[] = {
 
 static void usage(const char *progname)
 {
-	printf("usage: %s [-f] [-d] [-s] [-o OPTIONS] [SOURCE] MOUNTPOINT\n"
+	printf("usage: %s [-f] [-d] [-s] [--multithread] [-o OPTIONS] [SOURCE] MOUNTPOINT\n"
 	       "\n"
 	       "Mounts variant symbolic links: links whose target is chosen by an\n"
 	       "environment variable of the process that follows them.\n"
@@ -64,14 +64,21 @@ static void usage(const char *progname)
 	       "                      value with a '..' component is refused\n"
 	       "    uid=N,gid=N,mode=M  template mode (no NAME): owner and mode of\n"
 	       "                      the directory of links\n"
+	       "    nr_links=N        template mode: the most links it holds\n"
+	       "                      (default %d); one more is ENOSPC\n"
 	       "    search[=VAR]      search mode: every name N is a link to the\n"
 	       "                      first DIR/N the caller may execute, DIR from\n"
 	       "                      $VAR (default PATH), then from fallback=\n"
 	       "    fallback=DIR[:DIR...]  search mode: the directories searched\n"
 	       "                      last, and the only ones for setuid programs\n"
+	       "                      (at most %d)\n"
 	       "\n"
 	       "SOURCE is ignored (write 'none'). Run as root, the mount serves\n"
 	       "every user (allow_other is implied).\n"
+	       "\n"
+	       "varsymfs's own options:\n"
+	       "    --multithread     serve with libfuse's pool of threads, whatever\n"
+	       "                      the number of CPUs\n"
 	       "\n"
 	       "Threads: one reads requests on machines of 1 or 2 CPUs (a request\n"
 	       "served on the caller's CPU is cheapest there), libfuse's pool on\n"
@@ -87,7 +94,9 @@ static void usage(const char *progname)
 	       "    --fail-exec-state   the exec hooks never have a thread's\n"
 	       "                      state (the tests' failed allocations)\n"
 #endif
-	       "\n", progname);
+	       "\n"
+	       "libfuse's options, with -h, -V, -f, -d and -s:\n",
+	       progname, VARSYM_NR_LINKS_DEFAULT, VARSYM_SEARCH_FALLBACK_MAX);
 }
 
 static int opt_proc(void *data, const char *arg, int key,

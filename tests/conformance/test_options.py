@@ -5,7 +5,7 @@ import tempfile
 
 import pytest
 
-from conftest import assert_refused, mounted_at, run
+from conftest import REPO, assert_refused, mounted_at, run
 
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -63,6 +63,26 @@ def test_fuse_exit_status_and_stderr(impl, build, public_dir):
     assert p.returncode == 0 and "default=VALUE" in p.out
     p = run([exe, "--version"])
     assert p.returncode == 0 and "varsymfs version" in p.out
+
+
+def test_help_lists_every_option(impl, build):
+    """issue 33, item 11: `varsymfs --help` lists every option the program
+    takes, its own and the shared parser's (core/options.c)."""
+    if impl != "fuse":
+        pytest.skip("the FUSE program's own command line")
+    exe = os.path.join(build, "varsymfs")
+    p = run([exe, "--help"])
+    assert p.returncode == 0, p.err
+    words = p.out.replace(",", " ").split()
+    for word in ("var=NAME", "default=VALUE", "prefix=PATH", "uid=N",
+                 "gid=N", "mode=M", "nr_links=N", "search[=VAR]",
+                 "--multithread", "-h", "--help", "-V", "--version", "-f",
+                 "-d", "-s", "-o"):
+        assert word in words, (word, p.out)
+    with open(os.path.join(REPO, "core", "options.c")) as f:
+        valued = f.read().split("valued[] = {")[1].split("};")[0]
+    for key in valued.replace('"', " ").replace(",", " ").split():
+        assert any(w.startswith(key + "=") for w in words), (key, p.out)
 
 
 @pytest.mark.parametrize("options,shown", [
