@@ -389,6 +389,8 @@ int main(int argc, char *argv[])
 	}
 	if (cl.version) {
 		printf("varsymfs version %s\n", VARSYM_VERSION);
+		/* ours first: libfuse's fusermount3 writes to the same fd */
+		fflush(stdout);
 		fuse_lowlevel_version();
 		ret = 0;
 		goto out_free_args;

@@ -65,9 +65,11 @@ def test_fuse_exit_status_and_stderr(impl, build, public_dir):
     assert p.returncode == 0 and "varsymfs version" in p.out
 
 
-def test_help_lists_every_option(impl, build):
+def test_help_lists_every_option_and_version_comes_first(impl, build):
     """issue 33, item 11: `varsymfs --help` lists every option the program
-    takes, its own and the shared parser's (core/options.c)."""
+    takes, its own and the shared parser's (core/options.c), and
+    `varsymfs --version` prints its own version first, even through a
+    pipe, where libfuse's fusermount3 writes beside it."""
     if impl != "fuse":
         pytest.skip("the FUSE program's own command line")
     exe = os.path.join(build, "varsymfs")
@@ -83,6 +85,11 @@ def test_help_lists_every_option(impl, build):
         valued = f.read().split("valued[] = {")[1].split("};")[0]
     for key in valued.replace('"', " ").replace(",", " ").split():
         assert any(w.startswith(key + "=") for w in words), (key, p.out)
+    with open(os.path.join(REPO, "dkms.conf")) as f:
+        version = f.read().split('PACKAGE_VERSION="')[1].split('"')[0]
+    p = run([exe, "--version"])
+    assert p.returncode == 0, p.err
+    assert p.out.splitlines()[0] == f"varsymfs version {version}", p.out
 
 
 @pytest.mark.parametrize("options,shown", [
