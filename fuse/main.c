@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -356,6 +357,33 @@ static int parse_args(struct fuse_args *args, struct vsfuse *fs,
 	return 0;
 }
 
+/*
+ * A search mount's fallback= directories: one that does not exist (a
+ * typo, or a directory made later in boot) finds nothing, which a search
+ * never says.  Warned of as mount.varsymfs does for the module's mounts,
+ * before the mount: a directory under it would be walked through this
+ * very program, not yet serving.
+ */
+static void warn_missing_fallback(const struct varsym_opts *o)
+{
+	const char *p = o->dflt, *end = o->dflt + o->dflt_len, *colon;
+	char dir[VARSYM_PATH_MAX];
+	struct stat st;
+	size_t len;
+
+	if (!varsym_opts_search_mode(o) || !(o->given & VARSYM_OPT_FALLBACK))
+		return;
+	for (; p < end; p += len + 1) {
+		colon = memchr(p, ':', end - p);
+		len = colon ? (size_t)(colon - p) : (size_t)(end - p);
+		memcpy(dir, p, len);
+		dir[len] = '\0';
+		if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+			fprintf(stderr, "varsymfs: warning: fallback=%s: no such directory (yet): a search finds nothing there\n",
+				dir);
+	}
+}
+
 /* Whether to keep answers: always, but in the benchmarks' baselines. */
 static bool wants_cache(const struct vsfuse *fs)
 {
@@ -422,6 +450,7 @@ int main(int argc, char *argv[])
 		goto out_destroy_fs;
 	if (fuse_set_signal_handlers(se))
 		goto out_destroy;
+	warn_missing_fallback(&fs.opts);
 	if (fuse_session_mount(se, opts.mountpoint))
 		goto out_remove_handlers;
 	/* the exec hooks snapshot the follows of this mount from now on */

@@ -1078,6 +1078,22 @@ def test_bad_options_are_refused(varsymfs, impl, probe, public_dir, options,
     assert_refused(varsymfs, impl, probe, public_dir, options, message)
 
 
+def test_a_missing_fallback_directory_is_warned_of(nix, impl, probe):
+    """issue 33, item 12: a FUSE search mount whose fallback= names a
+    directory that does not exist is made, and the program says which, in
+    the words mount.varsymfs uses for the module's mounts
+    (test_mount_helper.py); the directories that exist are not named."""
+    if impl != "fuse":
+        pytest.skip("the FUSE program; the module's is mount.varsymfs's")
+    missing = os.path.join(nix.root, "no-such-dir")
+    m = nix.mount(f"search,fallback={missing}:{nix.fallback}")
+    assert readlink(probe, f"{m.dir}/sh", {}) == f"ok {nix.fallback}/sh"
+    m.stop()
+    assert f"varsymfs: warning: fallback={missing}: no such directory " \
+        "(yet): a search finds nothing there\n" in m.said, m.said
+    assert m.said.count("fallback=") == 1, m.said
+
+
 @pytest.mark.parametrize("options,shown", [
     ("search", "search=PATH"),
     ("search,fallback={fb}", "search=PATH,fallback={fb}"),
