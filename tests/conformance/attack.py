@@ -18,6 +18,8 @@ import subprocess
 import threading
 import time
 
+import pytest
+
 from conftest import Failed, run, YAMA  # noqa: F401 (YAMA: for the tests)
 
 NOBODY = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
@@ -282,3 +284,16 @@ def gcc_program(directory, loader, name):
     run(["gcc", "-o", exe, src, f"-Wl,--dynamic-linker={loader}"],
         env={"PATH": "/usr/bin:/bin"}, check=True, timeout=300)
     return exe
+
+
+def user_allow_other(public_dir):
+    """/etc/fuse.conf with user_allow_other, bound over it (the guests'
+    /etc is read-only); returns how to put it back."""
+    if not os.path.exists("/etc/fuse.conf"):
+        pytest.skip("no /etc/fuse.conf to allow allow_other in")
+    conf = os.path.join(public_dir, "fuse.conf")
+    with open("/etc/fuse.conf") as f, open(conf, "w") as g:
+        g.write(f.read() + "\nuser_allow_other\n")
+    sbin = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    run(["mount", "--bind", conf, "/etc/fuse.conf"], env=sbin, check=True)
+    return lambda: run(["umount", "/etc/fuse.conf"], env=sbin, check=True)

@@ -54,8 +54,8 @@ import time
 import pytest
 
 from attack import (NR_READLINK, WAIT, Bg, Stall, kernel_log, kill_pid,
-                    new_problems,
-                    NR_EXECVE, opens_program_first, syscall_of)
+                    new_problems, NR_EXECVE, opens_program_first, syscall_of,
+                    user_allow_other)
 from conftest import execve_decides, needs_real_root, Failed, Mount, \
     mounted_at, run
 
@@ -424,6 +424,30 @@ def stuck_readers(daemon_pid):
     return n
 
 
+def callers_in_userns(attacker, timeout):
+    """Maps 64 subordinate uids (100000 on) into the user namespace that
+    attacker (userns_stall.py or userns_run.py, run by nobody) made, lets
+    it fork its callers, and returns their pids."""
+    got = attacker.wait_line(lambda s: s.startswith(("unshared", "err")), 30)
+    if got and got[1] == "err unshare 1":
+        # EPERM: a chroot (as in a fresh-root check) or a sysctl forbids
+        # user namespaces here; the guests run these rows
+        pytest.skip("nobody may not create a user namespace here "
+                    "(unshare: EPERM)")
+    if not got or not got[1].startswith("unshared"):
+        raise Failed("no user namespace as nobody:\n" + attacker.describe())
+    ns_pid = int(got[1].split()[1])
+    for name in ("uid_map", "gid_map"):
+        with open(f"/proc/{ns_pid}/{name}", "w") as f:
+            f.write("0 100000 64\n")
+    attacker.p.stdin.write(b"go\n")
+    attacker.p.stdin.flush()
+    if not attacker.wait_line(lambda s: s == "forked", timeout):
+        raise Failed("the callers did not start:\n" + attacker.describe())
+    return [int(s.split()[1]) for s in attacker.text().splitlines()
+            if s.startswith("child ")]
+
+
 def test_d5_subordinate_uids_are_one_owner(impl, build, stall, root_mount,
                                            public_dir):
     """A user with subordinate uids (one user namespace of theirs, 64 uids
@@ -453,26 +477,7 @@ def test_d5_subordinate_uids_are_one_owner(impl, build, stall, root_mount,
                    D5_CALLERS])
     children, root, stuck = [], None, 0
     try:
-        got = attacker.wait_line(lambda s: s.startswith(("unshared", "err")),
-                                 30)
-        if got and got[1] == "err unshare 1":
-            # EPERM: a chroot (as in a fresh-root check) or a sysctl
-            # forbids user namespaces here; the guests run this row
-            pytest.skip("nobody may not create a user namespace here "
-                        "(unshare: EPERM)")
-        if not got or not got[1].startswith("unshared"):
-            raise Failed("no user namespace as nobody:\n"
-                         + attacker.describe())
-        ns_pid = int(got[1].split()[1])
-        for name in ("uid_map", "gid_map"):
-            with open(f"/proc/{ns_pid}/{name}", "w") as f:
-                f.write("0 100000 64\n")
-        attacker.p.stdin.write(b"go\n")
-        attacker.p.stdin.flush()
-        if not attacker.wait_line(lambda s: s == "forked", 30):
-            raise Failed("the callers did not start:\n" + attacker.describe())
-        children = [int(s.split()[1]) for s in attacker.text().splitlines()
-                    if s.startswith("child ")]
+        children = callers_in_userns(attacker, 30)
         # in place: today's cap reached, or the count settled (16 workers
         # take D5_CALLERS in ceil(40 / 16) rounds of 1 s)
         started = last_change = time.monotonic()
@@ -518,19 +523,6 @@ def test_d5_subordinate_uids_are_one_owner(impl, build, stall, root_mount,
 D6_UIDS, D6_PER_UID = 8, 4
 
 
-def user_allow_other(public_dir):
-    """/etc/fuse.conf with user_allow_other, bound over it (the guests'
-    /etc is read-only); returns how to put it back."""
-    if not os.path.exists("/etc/fuse.conf"):
-        pytest.skip("no /etc/fuse.conf to allow allow_other in")
-    conf = os.path.join(public_dir, "fuse.conf")
-    with open("/etc/fuse.conf") as f, open(conf, "w") as g:
-        g.write(f.read() + "\nuser_allow_other\n")
-    sbin = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-    run(["mount", "--bind", conf, "/etc/fuse.conf"], env=sbin, check=True)
-    return lambda: run(["umount", "/etc/fuse.conf"], env=sbin, check=True)
-
-
 def test_d6_subordinate_uids_share_two_workers(impl, build, stall, nix,
                                                public_dir):
     """Security round 4: the daemon's workers run at most two jobs of
@@ -560,24 +552,7 @@ def test_d6_subordinate_uids_share_two_workers(impl, build, stall, nix,
                        "--", prog, "timed-readlink",
                        os.path.join(usr_bin.dir, "tool{n}")],
                       env={"PATH": os.path.join(st.dir, "h")})
-        got = attacker.wait_line(lambda s: s.startswith(("unshared", "err")),
-                                 30)
-        if got and got[1] == "err unshare 1":
-            pytest.skip("nobody may not create a user namespace here "
-                        "(unshare: EPERM)")
-        if not got or not got[1].startswith("unshared"):
-            raise Failed("no user namespace as nobody:\n"
-                         + attacker.describe())
-        ns_pid = int(got[1].split()[1])
-        for name in ("uid_map", "gid_map"):
-            with open(f"/proc/{ns_pid}/{name}", "w") as f:
-                f.write("0 100000 64\n")
-        attacker.p.stdin.write(b"go\n")
-        attacker.p.stdin.flush()
-        if not attacker.wait_line(lambda s: s == "forked", 60):
-            raise Failed("the callers did not start:\n" + attacker.describe())
-        children = [int(s.split()[1]) for s in attacker.text().splitlines()
-                    if s.startswith("child ")]
+        children = callers_in_userns(attacker, 60)
         # in place: the user's server holds a LOOKUP, and every caller
         # waits in readlink
         deadline = time.monotonic() + 60

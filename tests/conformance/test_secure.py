@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from attack import SYSTEM_LOADER, Bg, gcc_program
+from attack import SYSTEM_LOADER, Bg, gcc_program, user_allow_other
 from conftest import Failed, exec_mode, execve_decides, mounted_at, \
     needs_real_root, run, setuid_copy, wait_for
 
@@ -270,15 +270,7 @@ def test_daemon_without_the_capability_fails_closed(impl, build, public_dir):
     roots = loader_universes(public_dir, build)
     where = tempfile.mkdtemp(prefix="mnt-", dir=public_dir)
     os.chown(where, 65534, 65534)
-    if not os.path.exists("/etc/fuse.conf"):
-        pytest.skip("no /etc/fuse.conf to allow allow_other in")
-    # user_allow_other, in a file bound over /etc/fuse.conf for the test
-    # (the guests' /etc is read-only)
-    conf = os.path.join(public_dir, "fuse.conf")
-    with open("/etc/fuse.conf") as f, open(conf, "w") as g:
-        g.write(f.read() + "\nuser_allow_other\n")
-    sbin = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-    run(["mount", "--bind", conf, "/etc/fuse.conf"], env=sbin, check=True)
+    restore = user_allow_other(public_dir)
     # a guest has no udev to make /dev/fuse 0666
     fuse_mode = os.stat("/dev/fuse").st_mode & 0o777
     os.chmod("/dev/fuse", 0o666)
@@ -314,7 +306,7 @@ def test_daemon_without_the_capability_fails_closed(impl, build, public_dir):
                 daemon.kill()
                 daemon.wait()
         os.chmod("/dev/fuse", fuse_mode)
-        run(["umount", "/etc/fuse.conf"], env=sbin, check=True)
+        restore()
     err = daemon.stderr.read().decode(errors="replace")
     assert daemon.returncode == 0, err
     said = " ".join(err.split())
