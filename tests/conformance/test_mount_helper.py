@@ -124,6 +124,14 @@ def helper(impl, build, public_dir):
 def namespace(public_dir):
     """A process in a mount namespace of its own (private propagation):
     its pid.  What was mounted in it is unmounted there, then it ends."""
+    # setns(2) moves nsenter (and mount -N) to the namespace's own root:
+    # from a chroot, where this chroot's helper and directories are not
+    ns_root = run(["nsenter", "--mount=/proc/self/ns/mnt", "--", "stat",
+                   "-c", "%d:%i", "/"], env={"PATH": SBIN}).out.strip()
+    root = os.stat("/")
+    if ns_root and ns_root != f"{root.st_dev}:{root.st_ino}":
+        pytest.skip("run in a chroot: -N NS looks paths up in NS's own "
+                    "root, not this one")
     p = subprocess.Popen(["/usr/bin/unshare", "--mount", "--propagation",
                           "private", "/bin/sleep", "600"], env={})
     own = os.readlink("/proc/self/ns/mnt")
