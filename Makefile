@@ -287,8 +287,8 @@ check-kernels: deps-test
 	@$(MAKE) --no-print-directory all $(TEST_BIN) kmod
 	@scripts/check kernels
 
-# Variant links against their floors, on the host and in a guest per
-# kernel (~15 minutes): docs/PERFORMANCE.md, docs/performance.png, raw
+# Variant links against their floors, on the host and in a guest of the
+# oldest and the newest kernel (~27 minutes): docs/PERFORMANCE.md, docs/performance.png, raw
 # numbers in build/bench/.  bench/run --quick is a seconds-long smoke test.
 bench: deps-build deps-kmod
 	@scripts/deps bench
