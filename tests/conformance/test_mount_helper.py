@@ -194,7 +194,7 @@ def test_dash_n_failed_load_unmounts_in_that_namespace(varsymfs, helper,
     p = helper("none", where, "-N", f"/proc/{namespace.pid}/ns/mnt",
                env={"VARSYM_CONF": public_dir})
     assert p.returncode == 32, f"{p.cmd}: {p.returncode}\n{p.err}"
-    assert "not mounted" in p.err
+    assert f"not mounted: {public_dir} could not be loaded" in p.err, p.err
     assert mounted_at(where), "the mount outside the namespace was unmounted"
     assert os.getxattr(where, SYSTEM) == b"V=/outside\0"
     assert mounts_at(where, namespace.pid) == namespace.start_mounts[where]
