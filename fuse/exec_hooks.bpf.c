@@ -180,6 +180,15 @@ struct {
 	__type(value, struct vsfuse_snapshot);
 } snapshots SEC(".maps");
 
+/* By tid modulo its size, mapped by the daemons (exec_hooks.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, VSFUSE_PUBLISHED);
+	__type(key, __u32);
+	__type(value, struct vsfuse_published);
+} published SEC(".maps");
+
 /* The varsymfs mounts the daemons serve, by device. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -232,6 +241,63 @@ static struct vsfuse_task *task_state(struct task_struct *task, bool create)
 #endif
 	return bpf_task_storage_get(&tasks, task, 0,
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/*
+ * Takes tid's slot of the published snapshots for writing: NULL while
+ * another thread writes it (that thread's tid replaces whatever was
+ * there).  Compare-and-swap is fully ordered on every architecture the
+ * JIT knows: the odd count is seen before what is written after it.
+ */
+static struct vsfuse_published *slot_take(__u32 tid, __u32 *seq)
+{
+	__u32 i = tid % VSFUSE_PUBLISHED;
+	struct vsfuse_published *p = bpf_map_lookup_elem(&published, &i);
+
+	if (!p)
+		return NULL;
+	*seq = p->seq;
+	if ((*seq & 1) ||
+	    __sync_val_compare_and_swap(&p->seq, *seq, *seq + 1) != *seq)
+		return NULL;
+	return p;
+}
+
+/* What was written is seen before the even count. */
+static void slot_give(struct vsfuse_published *p, __u32 seq)
+{
+	__sync_val_compare_and_swap(&p->seq, seq + 1, seq + 2);
+}
+
+/* The daemons may read tid's new snapshot s from its slot. */
+static void publish(__u32 tid, const struct vsfuse_snapshot *s)
+{
+	struct vsfuse_published *p;
+	__u32 seq;
+
+	p = slot_take(tid, &seq);
+	if (!p)
+		return;
+	p->tid = tid;
+	p->snap = *s;
+	slot_give(p, seq);
+}
+
+/* tid's snapshot changed or went: its slot no longer shows it. */
+static void unpublish(__u32 tid)
+{
+	__u32 i = tid % VSFUSE_PUBLISHED, seq;
+	struct vsfuse_published *p = bpf_map_lookup_elem(&published, &i);
+
+	/* only tid itself writes its tid there: no race with that */
+	if (!p || p->tid != tid)
+		return;
+	p = slot_take(tid, &seq);
+	if (!p)
+		return;
+	if (p->tid == tid)
+		p->tid = 0;
+	slot_give(p, seq);
 }
 
 /* The system call in progress: its number, its ABI, its arguments. */
@@ -340,6 +406,7 @@ static void exec_doubt(void)
 		__sync_fetch_and_or(&s->flags, VSFUSE_SNAP_EXEC_DOUBT);
 	else if (bpf_map_update_elem(&snapshots, &tid, &fresh, BPF_NOEXIST))
 		exec_doubt_all = 1;
+	unpublish(tid);
 }
 
 /* This thread's exec has a state of its own: no lost one's doubt. */
@@ -348,8 +415,10 @@ static void exec_undoubt(void)
 	__u32 tid = current_tid();
 	struct vsfuse_snapshot *s = bpf_map_lookup_elem(&snapshots, &tid);
 
-	if (s)
+	if (s) {
 		__sync_fetch_and_and(&s->flags, ~VSFUSE_SNAP_EXEC_DOUBT);
+		unpublish(tid);
+	}
 }
 
 /* Once per exec, after the program is open, before any file is checked. */
@@ -512,6 +581,7 @@ int BPF_PROG(exec_commits, struct linux_binprm *bprm)
 		t->flags = 0;
 	}
 	bpf_map_delete_elem(&snapshots, &tid);
+	unpublish(tid);
 	return 0;
 }
 
@@ -523,6 +593,7 @@ int BPF_PROG(exec_thread_forks, struct task_struct *parent,
 	__u32 tid = BPF_CORE_READ(child, pid);
 
 	bpf_map_delete_elem(&snapshots, &tid);
+	unpublish(tid);
 	/*
 	 * Before 6.8 the program is walked inside execve before any exec
 	 * hook: a task without storage then could not tell that walk from
@@ -543,6 +614,7 @@ int BPF_PROG(exec_thread_exits, struct task_struct *task)
 	if (t)
 		forget_exec(t);
 	bpf_map_delete_elem(&snapshots, &tid);
+	unpublish(tid);
 	return 0;
 }
 
@@ -661,8 +733,12 @@ static int snapshot(struct inode *inode)
 	if (t->flags & VSFUSE_TASK_CAPS_UNREAD)
 		s.flags |= VSFUSE_SNAP_CAPS_UNREAD;
 write:
-	if (bpf_map_update_elem(&snapshots, &tid, &s, BPF_ANY) &&
-	    bpf_map_delete_elem(&snapshots, &tid) && old)
+	if (!bpf_map_update_elem(&snapshots, &tid, &s, BPF_ANY)) {
+		publish(tid, &s);
+		return 0;
+	}
+	unpublish(tid);
+	if (bpf_map_delete_elem(&snapshots, &tid) && old)
 		exec_doubt_all = 1;	/* an old snapshot stays: no trusting */
 	return 0;
 }

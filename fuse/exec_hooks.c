@@ -54,9 +54,12 @@
 #define PIN_ROOT "/sys/fs/bpf/varsymfs"
 
 /* The maps a daemon uses, by their pinned names. */
-enum { SNAPSHOTS, MOUNTS, DAEMONS, FOLLOWED, EXEC_FILES, BSS, NMAPS };
+enum {
+	SNAPSHOTS, PUBLISHED, MOUNTS, DAEMONS, FOLLOWED, EXEC_FILES, BSS, NMAPS
+};
 static const char *const map_names[NMAPS] = {
-	"snapshots", "mounts", "daemons", "followed", "exec_files", "bss",
+	"snapshots", "published", "mounts", "daemons", "followed",
+	"exec_files", "bss",
 };
 
 struct vsfuse_exec_hooks {
@@ -64,6 +67,7 @@ struct vsfuse_exec_hooks {
 	int fd[NMAPS];
 	const volatile struct exec_hooks_bpf__bss *bss;	/* mapped */
 	size_t bss_size;
+	const volatile struct vsfuse_published *published;	/* mapped */
 	char dir[256];			/* the set's pins; "" if private */
 	int lock;			/* dir, for flock */
 	unsigned int dev;		/* the mount served, once it is */
@@ -171,7 +175,20 @@ static bool hooks_run(struct vsfuse_exec_hooks *h)
 	return *count != before;
 }
 
-static int map_bss(struct vsfuse_exec_hooks *h)
+#define PUBLISHED_SIZE (VSFUSE_PUBLISHED * sizeof(struct vsfuse_published))
+
+static void unmap_shared(struct vsfuse_exec_hooks *h)
+{
+	if (h->bss)
+		munmap((void *)h->bss, h->bss_size);
+	if (h->published)
+		munmap((void *)h->published, PUBLISHED_SIZE);
+	h->bss = NULL;
+	h->published = NULL;
+}
+
+/* The counters and the published snapshots, read without a system call. */
+static int map_shared(struct vsfuse_exec_hooks *h)
 {
 	struct bpf_map_info info = { 0 };
 	__u32 len = sizeof(info);
@@ -190,14 +207,27 @@ static int map_bss(struct vsfuse_exec_hooks *h)
 	if (p == MAP_FAILED)
 		return -errno;
 	h->bss = p;
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(h->fd[PUBLISHED], &info, &len))
+		return -errno;
+	if (info.value_size != sizeof(struct vsfuse_published) ||
+	    info.max_entries != VSFUSE_PUBLISHED)
+		return -EINVAL;
+	p = mmap(NULL, PUBLISHED_SIZE, PROT_READ, MAP_SHARED,
+		 h->fd[PUBLISHED], 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	h->published = p;
 	return 0;
 }
 
 static const struct bpf_map *skel_map(struct exec_hooks_bpf *s, int i)
 {
 	const struct bpf_map *m[NMAPS] = {
-		s->maps.snapshots, s->maps.mounts, s->maps.daemons,
-		s->maps.followed, s->maps.exec_files, s->maps.bss,
+		s->maps.snapshots, s->maps.published, s->maps.mounts,
+		s->maps.daemons, s->maps.followed, s->maps.exec_files,
+		s->maps.bss,
 	};
 
 	return m[i];
@@ -321,8 +351,7 @@ static void close_all(struct vsfuse_exec_hooks *h)
 {
 	int i;
 
-	if (h->bss)
-		munmap((void *)h->bss, h->bss_size);
+	unmap_shared(h);
 	for (i = 0; i < NMAPS; i++)
 		if (h->fd[i] >= 0)
 			close(h->fd[i]);
@@ -377,21 +406,20 @@ struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size)
 		if (attach_new(h, why, size))
 			goto fail;
 	}
-	err = map_bss(h);
+	err = map_shared(h);
 	if (err) {
-		say(why, size, "mapping the exec hooks' counters", -err);
+		say(why, size, "mapping the exec hooks' maps", -err);
 		goto fail;
 	}
 	if (!h->skel && !hooks_run(h)) {
 		/* a set pinned whose programs no longer run: a new one */
-		munmap((void *)h->bss, h->bss_size);
-		h->bss = NULL;
+		unmap_shared(h);
 		for (i = 0; i < NMAPS; i++) {
 			close(h->fd[i]);
 			h->fd[i] = -1;
 		}
 		unpin(h);
-		if (attach_new(h, why, size) || map_bss(h))
+		if (attach_new(h, why, size) || map_shared(h))
 			goto fail;
 	}
 	if (!hooks_run(h)) {
@@ -484,6 +512,29 @@ void vsfuse_exec_hooks_unload(struct vsfuse_exec_hooks *h)
 	close_all(h);
 }
 
+int vsfuse_published_read(const volatile struct vsfuse_published *p,
+			  unsigned int tid, struct vsfuse_snapshot *s)
+{
+	const volatile __u64 *from = (const volatile __u64 *)&p->snap;
+	__u64 words[sizeof(*s) / sizeof(__u64)];
+	__u32 seq, owner;
+	size_t i;
+
+	_Static_assert(sizeof(*s) == sizeof(words), "whole words");
+	seq = __atomic_load_n(&p->seq, __ATOMIC_ACQUIRE);
+	if (seq & 1)
+		return 0;
+	owner = p->tid;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		words[i] = from[i];
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!tid || owner != tid ||
+	    __atomic_load_n(&p->seq, __ATOMIC_RELAXED) != seq)
+		return 0;
+	memcpy(s, words, sizeof(*s));
+	return 1;
+}
+
 int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 			       unsigned long long ino,
 			       struct vsfuse_snapshot *s)
@@ -493,7 +544,9 @@ int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 	/* a snapshot that could not be replaced: none can be trusted */
 	if (h->bss->exec_doubt_all)
 		return 0;
-	if (bpf_map_lookup_elem(h->fd[SNAPSHOTS], &key, s))
+	if (!vsfuse_published_read(&h->published[key % VSFUSE_PUBLISHED],
+				   key, s) &&
+	    bpf_map_lookup_elem(h->fd[SNAPSHOTS], &key, s))
 		return 0;
 	return s->dev == h->dev && s->ino == ino;
 }

@@ -57,6 +57,20 @@ struct vsfuse_snapshot {
 	unsigned int recorded;		/* which of them have recorded paths */
 };
 
+/*
+ * The snapshots, published where a daemon reads them without a system
+ * call: slot tid % VSFUSE_PUBLISHED holds a copy of the snapshots map's
+ * entry for tid, under a count that is odd while the slot is written.
+ * Each change of the entry is made to the slot too, or the slot is
+ * emptied of it (by the thread itself, like the entry).  A daemon that
+ * finds another tid there, or an odd or moving count, asks the map.
+ */
+struct vsfuse_published {
+	unsigned int seq;		/* odd: being written */
+	unsigned int tid;		/* whose snapshot; 0: none */
+	struct vsfuse_snapshot snap;
+};
+
 #define VSFUSE_SNAP_KTHREAD	0x1	/* no process: no environment */
 #define VSFUSE_SNAP_WORD4	0x2	/* a 32-bit program: 4-byte auxv words */
 #define VSFUSE_SNAP_ENVP_KNOWN	0x4	/* envp is where .envp says */
@@ -96,6 +110,7 @@ struct vsfuse_mount {
  * has no snapshot: doubt, secure on a mount serving others.
  */
 #define VSFUSE_SNAPSHOTS	65536
+#define VSFUSE_PUBLISHED	16384	/* slots: 1 MiB, shared by all */
 #define VSFUSE_MOUNTS		1024
 #define VSFUSE_EXECS		65536	/* execs in flight with marks */
 
@@ -129,6 +144,13 @@ void vsfuse_exec_hooks_unload(struct vsfuse_exec_hooks *h);
 int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 			       unsigned long long ino,
 			       struct vsfuse_snapshot *s);
+/*
+ * tid's snapshot from its slot p of the published ones (a seqlock's
+ * reader): 1 and *s, or 0 when the slot holds another thread's, or was
+ * written meanwhile; then the snapshots map has the answer.
+ */
+int vsfuse_published_read(const volatile struct vsfuse_published *p,
+			  unsigned int tid, struct vsfuse_snapshot *s);
 /*
  * Whether one of the files the snapshot's exec checked has file
  * capabilities: 0 only when none has for sure; 1 when one has, or when

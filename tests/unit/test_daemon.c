@@ -108,9 +108,51 @@ static void test_syscall_lines_arm64(void)
 	}
 }
 
+/*
+ * A published slot (exec_hooks.h) answers only for the tid it holds, and
+ * only when no write began or ended while it was read.
+ */
+static void test_published_slots(void)
+{
+	static const struct {
+		unsigned int seq, tid, asked;
+		int want;
+		const char *what;
+	} rows[] = {
+		{ 2, 1234, 1234, 1, "its own, written" },
+		{ 0, 1234, 1234, 1, "its own, first write" },
+		{ 3, 1234, 1234, 0, "its own, being written" },
+		{ 2, 1234 + VSFUSE_PUBLISHED, 1234, 0, "another tid's" },
+		{ 2, 0, 1234, 0, "emptied" },
+		{ 2, 0, 0, 0, "tid 0: an empty slot is nobody's" },
+	};
+	struct vsfuse_published slot;
+	struct vsfuse_snapshot s;
+	size_t i;
+	int got;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		memset(&slot, 0, sizeof(slot));
+		slot.seq = rows[i].seq;
+		slot.tid = rows[i].tid;
+		slot.snap.token = 77;
+		slot.snap.ino = 5;
+		slot.snap.flags = VSFUSE_SNAP_ENVP_KNOWN;
+		memset(&s, 0xa5, sizeof(s));
+		got = vsfuse_published_read(&slot, rows[i].asked, &s);
+		check(got == rows[i].want, "published slot, %s: got %d, want %d",
+		      rows[i].what, got, rows[i].want);
+		if (got == 1)
+			check(!memcmp(&s, &slot.snap, sizeof(s)),
+			      "published slot, %s: the snapshot copied whole",
+			      rows[i].what);
+	}
+}
+
 int main(void)
 {
 	test_syscall_lines();
 	test_syscall_lines_arm64();
+	test_published_slots();
 	return report();
 }
