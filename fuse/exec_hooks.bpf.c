@@ -743,6 +743,14 @@ write:
 	return 0;
 }
 
+/*
+ * The LSM hooks, though every symbolic link of the machine passes them:
+ * an fentry program on FUSE's get_link would run for FUSE links alone,
+ * but the kernel skips a tracing program that is entered again on a CPU
+ * where it already runs (a preemptible kernel's follower preempted inside
+ * it), and a skipped snapshot would leave the tid's last one in place.
+ * LSM programs are never skipped.  Seen in a 7.3 guest, not in 6.1's.
+ */
 SEC("lsm/inode_follow_link")
 int BPF_PROG(exec_follows_link, struct dentry *dentry, struct inode *inode,
 	     bool rcu, int ret)
