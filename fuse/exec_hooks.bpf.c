@@ -245,9 +245,11 @@ static struct vsfuse_task *task_state(struct task_struct *task, bool create)
 
 /*
  * Takes tid's slot of the published snapshots for writing: NULL while
- * another thread writes it (that thread's tid replaces whatever was
- * there).  Compare-and-swap is fully ordered on every architecture the
- * JIT knows: the odd count is seen before what is written after it.
+ * another thread holds it.  Every holder leaves the slot showing its own
+ * new snapshot or nothing, so a thread that found it held (and could not
+ * publish its change) has no old snapshot left there.  Compare-and-swap
+ * is fully ordered on every architecture the JIT knows: the odd count is
+ * seen before what is written after it.
  */
 static struct vsfuse_published *slot_take(__u32 tid, __u32 *seq)
 {
@@ -295,8 +297,8 @@ static void unpublish(__u32 tid)
 	p = slot_take(tid, &seq);
 	if (!p)
 		return;
-	if (p->tid == tid)
-		p->tid = 0;
+	/* whoever's it is now: that thread's change may have found it held */
+	p->tid = 0;
 	slot_give(p, seq);
 }
 

@@ -62,8 +62,10 @@ struct vsfuse_snapshot {
  * call: slot tid % VSFUSE_PUBLISHED holds a copy of the snapshots map's
  * entry for tid, under a count that is odd while the slot is written.
  * Each change of the entry is made to the slot too, or the slot is
- * emptied of it (by the thread itself, like the entry).  A daemon that
- * finds another tid there, or an odd or moving count, asks the map.
+ * emptied of it (by the thread itself, like the entry); a change that
+ * finds the slot held is undone by the holder, who leaves only its own
+ * new snapshot there, or none.  A daemon that finds another tid there, or
+ * an odd or moving count, asks the map.
  */
 struct vsfuse_published {
 	unsigned int seq;		/* odd: being written */
