@@ -270,6 +270,121 @@ def execve_decides(mount):
     return "envp"
 
 
+# ---- the exec hooks, held for the session -----------------------------------
+
+HOOK_PROGRAMS = ("exec_begins", "exec_checks_file", "exec_gets_creds",
+                 "exec_commits", "exec_thread_forks", "exec_thread_exits",
+                 "exec_follows_link", "exec_reads_link")
+PINS = "/sys/fs/bpf/varsymfs"
+SBIN_PATH = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+
+
+def loaded_hook_programs():
+    """How many BPF programs of each of HOOK_PROGRAMS are loaded (the
+    kernel cuts names to 15 bytes; bpftool shows BTF's whole name)."""
+    p = run(["bpftool", "-j", "prog", "list"], env=SBIN_PATH)
+    if p.returncode:
+        pytest.skip(f"no bpftool here: {p.err.strip()}")
+    names = [prog.get("name", "") for prog in json.loads(p.out or "[]")]
+    return {n: sum(name in (n, n[:15]) for name in names)
+            for n in HOOK_PROGRAMS}
+
+
+class HeldExecHooks:
+    """A root daemon of the suite's own that holds the machine's one set of
+    exec hooks (fuse/exec_hooks.c) while the tests run.  The first daemon
+    loads and attaches the set and the last removes it; in a TCG guest that
+    is 2 to 3 s per daemon, against 0.3 s for one that joins a set already
+    there (6.1 guest, start and umount of one daemon).  Every other test's
+    daemons join; the tests of the set's own life stop it first
+    (no_held_exec_hooks).  Where the daemon gets no hooks (this build
+    host, lsm= without bpf, not root) it is not kept."""
+
+    def __init__(self, build):
+        self.build = build
+        self.dir = None
+        self.daemon = None
+        self.err = None
+
+    def start(self):
+        self.dir = tempfile.mkdtemp(prefix="varsym-held-")
+        os.chmod(self.dir, 0o755)
+        # stderr to a file: a pipe nobody reads could fill in a session
+        self.err = tempfile.TemporaryFile()
+        self.daemon = subprocess.Popen(
+            [os.path.join(self.build, "varsymfs"), "-f", "-o", "UNIVERSE",
+             "none", self.dir], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=self.err, env=SBIN_PATH)
+        deadline = time.monotonic() + 30
+        while not mounted_at(self.dir):
+            if self.daemon.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                return
+            time.sleep(0.01)
+        mount = Mount("fuse", self.build, "UNIVERSE", self.dir)
+        if exec_mode(mount) != "exec hooks":
+            self.stop()
+
+    @property
+    def held(self):
+        return self.daemon is not None
+
+    def stop(self):
+        """Unmounts and checks the daemon's exit, as Mount.stop does."""
+        if self.daemon is None:
+            return
+        daemon, self.daemon = self.daemon, None
+        if mounted_at(self.dir):
+            run(["umount", self.dir], env=SBIN_PATH)
+        if daemon.poll() is None and not mounted_at(self.dir):
+            try:
+                daemon.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+        if daemon.poll() is None:
+            run(["umount", "-l", self.dir], env=SBIN_PATH)
+            daemon.kill()
+            daemon.wait()
+        os.rmdir(self.dir)
+        self.err.seek(0)
+        said = self.err.read().decode(errors="replace")
+        self.err.close()
+        if daemon.returncode != 0:
+            raise Failed("the daemon holding the exec hooks exited with "
+                         f"status {daemon.returncode}: {said}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def held_exec_hooks(request):
+    """HeldExecHooks for the whole session, for the FUSE program as root
+    in the initial user namespace."""
+    hooks = HeldExecHooks(os.path.abspath(request.config.getoption("--build")))
+    if (request.config.getoption("--impl") == "fuse" and os.geteuid() == 0
+            and not IN_USERNS and os.path.ismount("/sys/fs/bpf")):
+        hooks.start()
+    yield hooks
+    hooks.stop()
+
+
+@pytest.fixture
+def no_held_exec_hooks(held_exec_hooks):
+    """No daemon of the suite holds the exec hooks during the test; the
+    set is gone (its programs unloaded) when the test begins, if no other
+    daemon of the machine holds it."""
+    if not held_exec_hooks.held:
+        yield
+        return
+    held_exec_hooks.stop()
+    deadline = time.monotonic() + 10
+    while any(loaded_hook_programs().values()) and \
+            time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        yield
+    finally:
+        held_exec_hooks.start()
+
+
 @pytest.fixture(scope="session")
 def impl(request):
     return request.config.getoption("--impl")

@@ -22,7 +22,8 @@ import pytest
 
 from attack import SYSTEM_LOADER, Bg, gcc_program, kill_pid, \
     opens_program_first
-from conftest import Failed, exec_mode, needs_real_root, run
+from conftest import HOOK_PROGRAMS, PINS, Failed, exec_mode, \
+    loaded_hook_programs, needs_real_root, run
 
 pytestmark = [pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root: the attacker is nobody"),
@@ -254,25 +255,8 @@ def test_lost_exec_state_never_fails_an_exec(no_exec_state, build,
 
 # ---- one set of exec hooks for the machine --------------------------------
 
-HOOK_PROGRAMS = ("exec_begins", "exec_checks_file", "exec_gets_creds",
-                 "exec_commits", "exec_thread_forks", "exec_thread_exits",
-                 "exec_follows_link", "exec_reads_link")
-PINS = "/sys/fs/bpf/varsymfs"
-
-
-def loaded_hook_programs():
-    """How many BPF programs of each of HOOK_PROGRAMS are loaded (the
-    kernel cuts names to 15 bytes; bpftool shows BTF's whole name)."""
-    import json
-    p = run(["bpftool", "-j", "prog", "list"], env=SBIN)
-    if p.returncode:
-        pytest.skip(f"no bpftool here: {p.err.strip()}")
-    names = [prog.get("name", "") for prog in json.loads(p.out or "[]")]
-    return {n: sum(name in (n, n[:15]) for name in names)
-            for n in HOOK_PROGRAMS}
-
-
-def test_one_set_of_exec_hooks_for_every_daemon(impl, varsymfs):
+def test_one_set_of_exec_hooks_for_every_daemon(impl, no_held_exec_hooks,
+                                                 varsymfs):
     """Issue 32: every root daemon of the machine shares one set of exec
     hooks (pinned under /sys/fs/bpf/varsymfs), which the last one to go
     removes.  Before, each daemon attached its own set: N mounts, N
@@ -302,7 +286,8 @@ def test_one_set_of_exec_hooks_for_every_daemon(impl, varsymfs):
     assert not os.path.exists(PINS), os.listdir(PINS)
 
 
-def test_exec_in_flight_when_the_exec_hooks_load(impl, varsymfs, build,
+def test_exec_in_flight_when_the_exec_hooks_load(impl, no_held_exec_hooks,
+                                                 varsymfs, build,
                                                  public_dir, stall):
     """The daemon's side of test_kernel.py's exec in flight at module
     load: a root daemon may start (or restart, at a package upgrade)
