@@ -13,13 +13,17 @@ connector, which could lose events).
 A thread that exits and whose tid another process gets is
 test_environment.py::test_reused_pid_gets_its_own_answer.
 """
+import glob
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
+import time
 
 import pytest
 
-from conftest import Failed, needs_real_root, run
+from conftest import Failed, exec_mode, needs_real_root, run, yama_scope
 
 pytestmark = [pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root: nobody is the "
@@ -60,3 +64,57 @@ def test_e1_kept_answer_never_crosses_an_exec(impl, build, public_dir,
         f"E1: a setuid-root program started by nobody (UNIVERSE="
         f"{USER_VALUE}) read {lines[2:3]}, want ['ok /dflt']: the daemon "
         f"served it its caller's kept answer")
+
+
+def tracing_every_thread(pid, tracer):
+    """Whether every thread of pid is traced by tracer (strace -f -p
+    attaches to each thread there is)."""
+    for status in glob.glob(f"/proc/{pid}/task/*/status"):
+        try:
+            with open(status) as f:
+                if f"TracerPid:\t{tracer}\n" not in f.read():
+                    return False
+        except FileNotFoundError:
+            pass
+    return True
+
+
+def test_a_readlink_costs_the_daemon_no_bpf_call(impl, build, varsymfs):
+    """Issue 32: with the exec hooks, the daemon takes a READLINK's
+    snapshot from the slot the BPF program published for the caller's
+    thread (a shared mapping, fuse/exec_hooks.c), and asks the snapshots
+    map only when the slot is another thread's or being written.  So 200
+    readlinks of one process cost the daemon no bpf() system call.  Before
+    (98e23c0, one BPF_MAP_LOOKUP_ELEM per request), and with the published
+    read taken out, strace counted one per READLINK."""
+    daemon_only(impl)
+    m = varsymfs("UNIVERSE,default=/dflt")
+    if exec_mode(m) != "exec hooks":
+        pytest.skip("needs the exec hooks (a BPF LSM program: the guests)")
+    if not shutil.which("strace"):
+        pytest.skip("no strace here")
+    if yama_scope() == 3:
+        pytest.skip("Yama's ptrace_scope 3: no tracing at all")
+    trace = tempfile.NamedTemporaryFile(prefix="varsym-strace-")
+    tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=bpf",
+                               "-o", trace.name, "-p", str(m.daemon.pid)],
+                              stdin=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not tracing_every_thread(m.daemon.pid, tracer.pid):
+            if tracer.poll() is not None or time.monotonic() > deadline:
+                raise Failed("strace did not attach to the daemon: "
+                             f"{tracer.stderr.read().decode()}")
+            time.sleep(0.05)
+        p = run([os.path.join(build, "vsprobe"), "loop", "200", m.link,
+                 USER_VALUE], env={"UNIVERSE": USER_VALUE})
+    finally:
+        tracer.terminate()
+        tracer.wait()
+    with open(trace.name) as f:
+        calls = [line for line in f if "bpf(" in line]
+    print(f"\n{p.out.strip()}; {len(calls)} bpf() calls in the daemon")
+    assert p.out.strip() == "ok 0 wrong of 200", (p.out, p.err)
+    assert calls == [], (f"{len(calls)} bpf() calls for 200 readlinks, "
+                         f"the first: {calls[0].strip()}")
