@@ -85,8 +85,9 @@ def test_a_readlink_costs_the_daemon_no_bpf_call(impl, build, varsymfs):
     thread (a shared mapping, fuse/exec_hooks.c), and asks the snapshots
     map only when the slot is another thread's or being written.  So 200
     readlinks of one process cost the daemon no bpf() system call.  Before
-    (98e23c0, one BPF_MAP_LOOKUP_ELEM per request), and with the published
-    read taken out, strace counted one per READLINK."""
+    8353bae the daemon made one BPF_MAP_LOOKUP_ELEM per request; with the
+    published read taken out of vsfuse_exec_hooks_snapshot(), this test
+    counted 200 for the 200 readlinks."""
     daemon_only(impl)
     m = varsymfs("UNIVERSE,default=/dflt")
     if exec_mode(m) != "exec hooks":
