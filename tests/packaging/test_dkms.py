@@ -2,19 +2,21 @@
 """DKMS from the source tree, as README.md says: `make install-dkms`, then
 dkms add, build and install for each kernel of kernels.list installed here.
 Then a guest per kernel boots without the module (scripts/vm-run
---no-module) and must load the DKMS one by itself: in_guest.py.
+--no-module; as many at once as there are CPUs, GuestRuns) and must load
+the DKMS one by itself: in_guest.py.
 Afterwards dkms remove and make uninstall-dkms leave the machine as it was.
 The same commands in the trixie or sid root of each kernel built there
 (scripts/in-root), whose kbuild tools this machine cannot run."""
 import json
 import os
 import re
+import subprocess
 
 import pytest
 
 from conftest import (REPO, VERSION, Failed, dkms_module_path, dkms_status, in_root,
                       kernels, modules_state, module_image, root_kernels, root_path,
-                      root_state, run, sh)
+                      root_state, sh)
 
 KERNELS = kernels()
 ROOT_KERNELS = root_kernels()
@@ -74,19 +76,79 @@ def test_same_code_as_the_module_the_suite_tested(dkms_installed, build, kernel)
     assert not differ, f"{path} and {tested} differ in {differ}"
 
 
+class GuestRuns:
+    """in_guest.py in a guest per kernel that boots without the module, as
+    many at once as there are CPUs, each on one host thread (a TCG guest's
+    two CPUs on a thread each would only take turns with the other guest);
+    wait(KERNEL) gives one's exit status, stdout and stderr."""
+
+    def __init__(self, build, source, scratch):
+        self.build, self.source, self.scratch = build, source, scratch
+        self.pending, self.running, self.done = list(KERNELS), {}, {}
+        self.slots = max(1, os.cpu_count() or 1)
+        self.fill()
+
+    def argv(self, kernel):
+        return [os.path.join(REPO, "scripts", "vm-run"), "--kernel", kernel,
+                "--no-module", "--one-host-thread", "--timeout", "900",
+                "--log", os.path.join(self.scratch, f"guest-{kernel}.log"),
+                "--", "/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                "tests/packaging/in_guest.py", f"--build={self.build}",
+                f"--source={self.source}", f"--results={self.results(kernel)}"]
+
+    def results(self, kernel):
+        return os.path.join(self.scratch, f"guest-{kernel}.json")
+
+    def fill(self):
+        while self.pending and len(self.running) < self.slots:
+            kernel = self.pending.pop(0)
+            out = open(os.path.join(self.scratch, f"guest-{kernel}.out"), "w+")
+            err = open(os.path.join(self.scratch, f"guest-{kernel}.err"), "w+")
+            p = subprocess.Popen(self.argv(kernel), stdin=subprocess.DEVNULL, stdout=out,
+                                 stderr=err, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+            self.running[kernel] = (p, out, err)
+
+    def wait(self, kernel):
+        """Waits for the guests started before KERNEL's, then for its own."""
+        while kernel not in self.done:
+            first = next(iter(self.running))
+            p, out, err = self.running.pop(first)
+            try:
+                p.wait(timeout=1000)
+            except subprocess.TimeoutExpired:
+                p.terminate()
+                p.wait(timeout=60)
+            finally:
+                out.seek(0), err.seek(0)
+                self.done[first] = (p.returncode, out.read(), err.read())
+                out.close(), err.close()
+                self.fill()
+        return self.done[kernel]
+
+    def stop(self):
+        """Ends the guests still running (a test failed before waiting)."""
+        for p, out, err in self.running.values():
+            p.terminate()
+            p.wait(timeout=60)
+            out.close(), err.close()
+        self.running.clear()
+
+
+@pytest.fixture(scope="module")
+def guest_runs(dkms_installed, built_source, build, scratch):
+    runs = GuestRuns(build, built_source, scratch)
+    yield runs
+    runs.stop()
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_guest_loads_and_mounts_it(dkms_installed, built_source, build, scratch, kernel):
+def test_guest_loads_and_mounts_it(guest_runs, kernel):
     """in_guest.py in a guest that boots without the module."""
-    results = os.path.join(scratch, f"guest-{kernel}.json")
-    argv = [os.path.join(REPO, "scripts", "vm-run"), "--kernel", kernel, "--no-module",
-            "--timeout", "900", "--log", os.path.join(scratch, f"guest-{kernel}.log"),
-            "--", "/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "tests/packaging/in_guest.py",
-            f"--build={build}", f"--source={built_source}", f"--results={results}"]
-    p = run(argv, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, timeout=1000)
-    if p.returncode != 0:
-        raise Failed(f"{p.cmd}\nexit {p.returncode}\n{p.out[-8000:]}\n{p.err[-3000:]}")
-    with open(results) as f:
+    status, out, err = guest_runs.wait(kernel)
+    if status != 0:
+        raise Failed(f"{' '.join(guest_runs.argv(kernel))}\nexit {status}\n"
+                     f"{out[-8000:]}\n{err[-3000:]}")
+    with open(guest_runs.results(kernel)) as f:
         counts = json.load(f)
     assert counts["failed"] == 0 and counts["skipped"] == 0 and counts["passed"] > 10, counts
 
