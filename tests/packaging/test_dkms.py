@@ -16,7 +16,7 @@ import pytest
 
 from conftest import (REPO, VERSION, Failed, dkms_module_path, dkms_status, in_root,
                       kernels, modules_state, module_image, root_kernels, root_path,
-                      root_state, sh)
+                      root_state, sh, SBIN_PATH)
 
 KERNELS = kernels()
 ROOT_KERNELS = root_kernels()
@@ -105,7 +105,7 @@ class GuestRuns:
             out = open(os.path.join(self.scratch, f"guest-{kernel}.out"), "w+")
             err = open(os.path.join(self.scratch, f"guest-{kernel}.err"), "w+")
             p = subprocess.Popen(self.argv(kernel), stdin=subprocess.DEVNULL, stdout=out,
-                                 stderr=err, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+                                 stderr=err, env={"PATH": SBIN_PATH})
             self.running[kernel] = (p, out, err)
 
     def wait(self, kernel):
@@ -119,9 +119,11 @@ class GuestRuns:
                 p.terminate()
                 p.wait(timeout=60)
             finally:
-                out.seek(0), err.seek(0)
+                for f in (out, err):
+                    f.seek(0)
                 self.done[first] = (p.returncode, out.read(), err.read())
-                out.close(), err.close()
+                out.close()
+                err.close()
                 self.fill()
         return self.done[kernel]
 
@@ -130,7 +132,8 @@ class GuestRuns:
         for p, out, err in self.running.values():
             p.terminate()
             p.wait(timeout=60)
-            out.close(), err.close()
+            out.close()
+            err.close()
         self.running.clear()
 
 
