@@ -667,28 +667,36 @@ static enum varsym_exec_phase exec_phase(struct task_struct *task,
 }
 
 /*
- * A follow or a readlink of a varsymfs link: the daemon's facts for the
- * request about to be sent, from the caller's own context.  Any other
- * link of the machine costs a comparison (another file system) or a
- * lookup (another FUSE file system).
+ * Whether inode is a link of a mount a daemon serves.  Every symbolic
+ * link of the machine passes here: another file system's costs two loads
+ * and a comparison (no helper call), another FUSE file system's a lookup.
+ */
+static __always_inline bool served(struct inode *inode)
+{
+	struct super_block *sb = inode->i_sb;
+	__u32 dev;
+
+	if (sb->s_magic != FUSE_SUPER_MAGIC)
+		return false;
+	dev = sb->s_dev;
+	return bpf_map_lookup_elem(&mounts, &dev);
+}
+
+/*
+ * A follow or a readlink of a served link: the daemon's facts for the
+ * request about to be sent, from the caller's own context.
  */
 static int snapshot(struct inode *inode)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct super_block *sb = BPF_CORE_READ(inode, i_sb);
 	struct vsfuse_snapshot s = {}, *old;
-	__u32 tid = current_tid(), dev;
+	__u32 tid = current_tid();
 	unsigned int ptr_size = 8;
 	struct vsfuse_task *t;
 	bool in_call;
 	struct call c;
 
-	if (BPF_CORE_READ(sb, s_magic) != FUSE_SUPER_MAGIC)
-		return 0;
-	dev = BPF_CORE_READ(sb, s_dev);
-	if (!bpf_map_lookup_elem(&mounts, &dev))
-		return 0;
-	s.dev = dev;
+	s.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	s.ino = BPF_CORE_READ(inode, i_ino);
 	old = bpf_map_lookup_elem(&snapshots, &tid);
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
@@ -757,7 +765,7 @@ SEC("lsm/inode_follow_link")
 int BPF_PROG(exec_follows_link, struct dentry *dentry, struct inode *inode,
 	     bool rcu, int ret)
 {
-	if (!ret)
+	if (!ret && served(inode))
 		snapshot(inode);
 	return ret;
 }
@@ -765,7 +773,9 @@ int BPF_PROG(exec_follows_link, struct dentry *dentry, struct inode *inode,
 SEC("lsm/inode_readlink")
 int BPF_PROG(exec_reads_link, struct dentry *dentry, int ret)
 {
-	if (!ret)
-		snapshot(BPF_CORE_READ(dentry, d_inode));
+	struct inode *inode = dentry->d_inode;
+
+	if (!ret && inode && served(inode))
+		snapshot(inode);
 	return ret;
 }
