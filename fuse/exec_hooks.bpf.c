@@ -153,15 +153,21 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader: before 6.8, execve walks the program with in_execve. */
 const volatile bool program_opened_in_execve;
 #ifdef VSFUSE_FAULTS
-/* The tests' build only: task storage that cannot be had. */
+/* The tests' build only: task storage that cannot be had... */
 const volatile bool fail_task_storage;
+/* ...and no room for a snapshot, as in a full map. */
+const volatile bool fail_snapshots;
 #endif
 
 /* Exec numbers and tokens: one count, never reused. */
 __u64 exec_count;
 /* Execs seen by an LSM hook: the loader's proof that they run. */
 __u64 lsm_execs;
-/* Doubt that lost its own record: every walk inside an execve is doubt. */
+/*
+ * Doubt that lost its own record: every walk inside an execve is doubt,
+ * and the daemons trust no snapshot until the set goes (they tell the
+ * walks apart by /proc, as without the hooks).
+ */
 __u32 exec_doubt_all;
 
 struct {
@@ -231,6 +237,16 @@ static __u64 next_count(void)
 static __u32 current_tid(void)
 {
 	return (__u32)bpf_get_current_pid_tgid();
+}
+
+static long snapshot_store(__u32 *tid, struct vsfuse_snapshot *s,
+			   __u64 flags)
+{
+#ifdef VSFUSE_FAULTS
+	if (fail_snapshots)
+		return -E2BIG;
+#endif
+	return bpf_map_update_elem(&snapshots, tid, s, flags);
 }
 
 static struct vsfuse_task *task_state(struct task_struct *task, bool create)
@@ -406,7 +422,7 @@ static void exec_doubt(void)
 
 	if (s)
 		__sync_fetch_and_or(&s->flags, VSFUSE_SNAP_EXEC_DOUBT);
-	else if (bpf_map_update_elem(&snapshots, &tid, &fresh, BPF_NOEXIST))
+	else if (snapshot_store(&tid, &fresh, BPF_NOEXIST))
 		exec_doubt_all = 1;
 	unpublish(tid);
 }
@@ -743,7 +759,7 @@ static int snapshot(struct inode *inode)
 	if (t->flags & VSFUSE_TASK_CAPS_UNREAD)
 		s.flags |= VSFUSE_SNAP_CAPS_UNREAD;
 write:
-	if (!bpf_map_update_elem(&snapshots, &tid, &s, BPF_ANY)) {
+	if (!snapshot_store(&tid, &s, BPF_ANY)) {
 		publish(tid, &s);
 		return 0;
 	}

@@ -75,7 +75,7 @@ struct vsfuse_exec_hooks {
 };
 
 #ifdef VSFUSE_BENCH
-bool vsfuse_exec_hooks_fail_state;
+unsigned int vsfuse_exec_hooks_fail_state;
 #endif
 
 /* libbpf's first complaint, the cause, for the line the daemon prints. */
@@ -266,7 +266,8 @@ static int attach_new(struct vsfuse_exec_hooks *h, char *why, size_t size)
 	h->skel->rodata->program_opened_in_execve =
 		major < 6 || (major == 6 && minor < 8);
 #ifdef VSFUSE_BENCH
-	h->skel->rodata->fail_task_storage = vsfuse_exec_hooks_fail_state;
+	h->skel->rodata->fail_task_storage = vsfuse_exec_hooks_fail_state >= 1;
+	h->skel->rodata->fail_snapshots = vsfuse_exec_hooks_fail_state >= 2;
 #endif
 	err = exec_hooks_bpf__load(h->skel);
 	if (err) {
@@ -535,6 +536,11 @@ int vsfuse_published_read(const volatile struct vsfuse_published *p,
 	return 1;
 }
 
+bool vsfuse_exec_hooks_lost(const struct vsfuse_exec_hooks *h)
+{
+	return h->bss->exec_doubt_all;
+}
+
 int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 			       unsigned long long ino,
 			       struct vsfuse_snapshot *s)
@@ -542,7 +548,7 @@ int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 	__u32 key = tid;
 
 	/* a snapshot that could not be replaced: none can be trusted */
-	if (h->bss->exec_doubt_all)
+	if (vsfuse_exec_hooks_lost(h))
 		return 0;
 	if (!vsfuse_published_read(&h->published[key % VSFUSE_PUBLISHED],
 				   key, s) &&

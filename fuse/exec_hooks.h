@@ -124,8 +124,11 @@ struct vsfuse_mount {
 struct vsfuse_exec_hooks;
 
 #ifdef VSFUSE_BENCH
-/* The tests' build only: the BPF program never has a thread's state. */
-extern bool vsfuse_exec_hooks_fail_state;
+/*
+ * The tests' build only: 1, the BPF program never has a thread's state;
+ * 2, nor room for a snapshot (the doubt of every exec is the machine's).
+ */
+extern unsigned int vsfuse_exec_hooks_fail_state;
 #endif
 
 /*
@@ -141,11 +144,16 @@ int vsfuse_exec_hooks_serve(struct vsfuse_exec_hooks *h, const char *mountpoint)
 void vsfuse_exec_hooks_unload(struct vsfuse_exec_hooks *h);
 /*
  * The snapshot of thread tid's request for node ino of this daemon's
- * mount: 1 and *s, or 0 when there is none (doubt).
+ * mount: 1 and *s, or 0 when there is none (then /proc tells).
  */
 int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 			       unsigned long long ino,
 			       struct vsfuse_snapshot *s);
+/*
+ * Whether an exec's doubt lost its own record: then no snapshot is
+ * trusted, until every daemon has left the set.
+ */
+bool vsfuse_exec_hooks_lost(const struct vsfuse_exec_hooks *h);
 /*
  * tid's snapshot from its slot p of the published ones (a seqlock's
  * reader): 1 and *s, or 0 when the slot holds another thread's, or was
