@@ -10,9 +10,10 @@
  * ABI and envp, whether a file of the exec gains privileges.  /proc gives
  * only AT_SECURE (auxv, read once per answer computed).
  *
- * Without them, /proc/TID/syscall tells an execve in any ABI of the
- * machine (never from anything the process may change: all of them at
- * once), and nothing tells which walk of it this is: doubt.  The rule
+ * Without them, or for a request whose snapshot the set lost, the
+ * caller's /proc/TID/syscall tells an execve in any ABI of the machine
+ * (never from anything the process may change: all of them at once),
+ * and nothing tells which walk of it this is: doubt.  The rule
  * then resolves it as secure on a mount that serves others, and as the
  * caller's own choice on one that serves only its owner, which cannot be
  * on a privileged program's path.
@@ -232,11 +233,6 @@ static void snapshot_facts(struct vsfuse_caller *c,
 {
 	const struct vsfuse_snapshot *s = &r->snap;
 
-	if (!r->has_snap) {	/* lost, or never taken: doubt */
-		f->secure = VARSYM_UNKNOWN;
-		f->exec = VARSYM_EXEC_DOUBT;
-		return;
-	}
 	if (s->flags & VSFUSE_SNAP_KTHREAD) {
 		f->kthread = true;
 		return;
@@ -297,7 +293,12 @@ void vsfuse_caller_open(struct vsfuse_caller *c, int procfd,
 		f.secure = VARSYM_UNKNOWN;
 		goto plan;
 	}
-	if (view->hooks)
+	/*
+	 * Without a snapshot (the set lost one, or every one: a full map, a
+	 * doubt that had nowhere to go), /proc tells, as without the hooks:
+	 * a walk inside an execve is doubt, any other the caller's.
+	 */
+	if (view->hooks && r->has_snap)
 		snapshot_facts(c, r, &f);
 	else
 		proc_facts(c, &f);

@@ -177,6 +177,30 @@ SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 FAIL_WATCHES = "/sys/module/varsymfs/parameters/fail_watches"
 
 
+def faulty_daemon(build, public_dir, flag, options):
+    """The daemon's tests build (make check's build/bench), mounted on
+    public_dir/nostate with flag, a fault of its exec hooks."""
+    from conftest import Mount
+    bench = os.path.join(build, "bench")
+    if not os.path.exists(os.path.join(bench, "varsymfs")):
+        # the sanitizers' builds have none
+        pytest.skip(f"no {bench}/varsymfs (the tests' build of make check)")
+    where = os.path.join(public_dir, "nostate")
+    os.mkdir(where)
+    os.chmod(where, 0o755)
+
+    class Faulty(Mount):
+        def argv(self):
+            argv = super().argv()
+            return argv[:1] + [flag] + argv[1:]
+
+    m = Faulty("fuse", bench, options, where)
+    ok, err = m.start()
+    if not ok:
+        raise Failed(f"mount failed: {' '.join(m.argv())}\n{err}")
+    return m
+
+
 @pytest.fixture
 def no_exec_state(impl, build, public_dir, varsymfs):
     """A seed LOADER mount whose exec bookkeeping can never have an exec's
@@ -200,24 +224,8 @@ def no_exec_state(impl, build, public_dir, varsymfs):
             run(["rmmod", "varsymfs"], env=SBIN)
             run(["insmod", module_build()], env=SBIN, check=True)
         return
-    from conftest import Mount
-    bench = os.path.join(build, "bench")
-    if not os.path.exists(os.path.join(bench, "varsymfs")):
-        # the sanitizers' builds have none
-        pytest.skip(f"no {bench}/varsymfs (the tests' build of make check)")
-    where = os.path.join(public_dir, "nostate")
-    os.mkdir(where)
-    os.chmod(where, 0o755)
-
-    class NoState(Mount):
-        def argv(self):
-            argv = super().argv()
-            return argv[:1] + ["--fail-exec-state"] + argv[1:]
-
-    m = NoState(impl, bench, f"LOADER,default={roots['good']}", where)
-    ok, err = m.start()
-    if not ok:
-        raise Failed(f"mount failed: {' '.join(m.argv())}\n{err}")
+    m = faulty_daemon(build, public_dir, "--fail-exec-state",
+                      f"LOADER,default={roots['good']}")
     try:
         if exec_mode(m) != "exec hooks":
             pytest.skip("needs the exec hooks (a BPF LSM program: the "
@@ -251,6 +259,61 @@ def test_lost_exec_state_never_fails_an_exec(no_exec_state, build,
     # execs that never cross a variant link: untouched
     for argv in (["/bin/true"], [suid]):
         assert run(argv, user="nobody").returncode == 0
+
+
+def test_a_lost_exec_record_leaves_other_walks_alone(impl, build,
+                                                     public_dir,
+                                                     no_held_exec_hooks):
+    """Where an exec's doubt cannot even be recorded (no task storage, and
+    no room left among the snapshots), the exec hooks mark every exec of
+    the machine doubt, until the set goes.  The daemons then trusted no
+    snapshot, and a walk without one was doubt: every follow of every
+    user, inside an execve or not, got the secure answer on every mount of
+    the set, and nothing said so.  Now such a walk is told apart by
+    /proc/TID/syscall, as without the hooks: walks inside an execve stay
+    secure (a setuid program's loader is the real one), an ordinary
+    follow is the caller's, and the links say "syscall only", and why."""
+    if impl != "fuse":
+        pytest.skip("the FUSE daemons' exec hooks")
+    if any(loaded_hook_programs().values()):
+        pytest.skip("exec hooks of varsymfs daemons are loaded already")
+    roots = loaders(public_dir, build)
+    m = faulty_daemon(build, public_dir, "--fail-exec-records",
+                      f"LOADER,default={roots['good']}")
+    try:
+        # an exec whose doubt has nowhere to go: the machine's, from now
+        assert run(["/bin/true"]).returncode == 0
+        said = os.getxattr(m.link, "system.varsym_exec",
+                           follow_symlinks=False).decode()
+        if said.startswith("syscall only") and "lost" not in said:
+            pytest.skip(f"no exec hooks here: {said}")
+        evil = os.path.realpath(os.path.join(roots["evil"], "ld.so"))
+        for _ in range(3):
+            p = run(["/usr/bin/realpath", m.link + "/ld.so"],
+                    env={"LOADER": roots["evil"]}, user="nobody")
+            assert p.returncode == 0 and p.out == evil + "\n", (p.out,
+                                                                p.err)
+        exe = gcc_program(public_dir, m.link + "/ld.so", "lost-prog")
+        suid = os.path.join(public_dir, "lost-suid")
+        shutil.copy(exe, suid)
+        os.chown(suid, 0, 0)
+        os.chmod(suid, 0o4755)
+        for prog, want in ((exe, "real euid=65534\n"),
+                           (suid, "real euid=0\n")):
+            p = run(["/usr/bin/env", f"LOADER={roots['evil']}", prog],
+                    env={}, user="nobody")
+            assert p.returncode == 0 and p.out == want, (p.cmd, p.out,
+                                                         p.err)
+        assert said.startswith("syscall only:") and "lost" in said, said
+        # and varsym explain says what it breaks, and until when
+        p = run([os.path.join(build, "varsym"), "explain",
+                 m.link + "/ld.so"], env=SBIN)
+        assert p.returncode == 0 and \
+            "get the default's target, whatever the caller's environment " \
+            "says: until every varsymfs daemon of the machine has stopped" \
+            in p.out and "lost an exec's record" in p.out, p.out + p.err
+    finally:
+        m.stop()
 
 
 # ---- one set of exec hooks for the machine --------------------------------
