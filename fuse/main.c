@@ -390,6 +390,23 @@ static void warn_missing_fallback(const struct varsym_opts *o)
 	}
 }
 
+/*
+ * libfuse takes "/dev/fd/N" for a /dev/fuse descriptor that another
+ * process mounted.  The kernel names each caller by its tid in the pid
+ * namespace of whoever mounted, and the daemon reads that tid in its own
+ * /proc: mounted from another namespace, that is another process, whose
+ * environment would choose the caller's target.  Nothing tells the daemon
+ * which namespace it was, so it serves only the mounts it makes itself.
+ */
+static bool handed_descriptor(const char *mountpoint)
+{
+	unsigned int fd;
+	int end = 0;
+
+	return sscanf(mountpoint, "/dev/fd/%u%n", &fd, &end) == 1 &&
+	       mountpoint[end] == '\0';
+}
+
 /* Whether to keep answers: always, but in the benchmarks' baselines. */
 static bool wants_cache(const struct vsfuse *fs)
 {
@@ -431,6 +448,11 @@ int main(int argc, char *argv[])
 	}
 	if (fuse_parse_cmdline(&args, &opts))
 		goto out_free_args;
+	if (opts.mountpoint && handed_descriptor(opts.mountpoint)) {
+		fprintf(stderr, "varsymfs: %s: a /dev/fuse descriptor mounted by another process is not served (it names callers by the tids of that process's pid namespace, which varsymfs cannot check): give a directory\n",
+			opts.mountpoint);
+		goto out_free_opts;
+	}
 	fs.procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fs.procfd < 0) {
 		perror("varsymfs: /proc");

@@ -1,13 +1,33 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """docs/SPEC.md section 3: options, their errors, and how they show."""
+import ctypes
 import os
+import signal
+import subprocess
 import tempfile
 
 import pytest
 
-from conftest import REPO, assert_refused, mounted_at, run
+from conftest import REPO, assert_refused, mounted_at, needs_real_root, run
 
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+CLONE_NEWPID = 0x20000000
+
+
+class Pid:
+    """A process of ours that is no child: killed by its pid."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self):
+        pass
 
 # (options, the message naming the bad option)
 BAD = [
@@ -63,6 +83,75 @@ def test_fuse_exit_status_and_stderr(impl, build, public_dir):
     assert p.returncode == 0 and "default=VALUE" in p.out
     p = run([exe, "--version"])
     assert p.returncode == 0 and "varsymfs version" in p.out
+
+
+@needs_real_root
+def test_a_descriptor_mounted_in_another_pid_namespace_is_refused(
+        impl, build, public_dir, request):
+    """libfuse serves a MOUNTPOINT of /dev/fd/N: a /dev/fuse descriptor
+    that another process mounted.  The kernel then names each caller by
+    its tid in that process's pid namespace, and the daemon read that tid
+    in its own /proc.  The attack: a connection mounted from a child pid
+    namespace; a caller there with VSB=/mine and the local pid of a host
+    process with VSB=/evil.  Before, the caller got /evil.  The daemon
+    refuses such a descriptor, names it, and the mount is never served."""
+    if impl != "fuse":
+        pytest.skip("the FUSE program's own command line")
+    procs, fds = [], [os.open("/dev/fuse", os.O_RDWR | os.O_CLOEXEC)]
+    fd = fds[0]
+
+    def clean():
+        subprocess.run(["umount", "-l", public_dir], capture_output=True)
+        for p in procs:
+            p.kill()
+            p.wait()
+        for f in fds:
+            os.close(f)
+    request.addfinalizer(clean)
+
+    # bash's children are in a new pid namespace: the first (sleep) its
+    # init, the second the mount; none keeps a descriptor of the connection
+    libc = ctypes.CDLL(None, use_errno=True)
+    holder = subprocess.Popen(
+        ["bash", "-c",
+         f"(exec sleep 600 {fd}>&-) & init=$!; trap 'kill -9 $init' EXIT; "
+         f"mount -i -t fuse -o fd={fd},rootmode=40000,user_id=0,group_id=0,"
+         f"allow_other varsymfs {public_dir} || exit 1; exec {fd}>&-; "
+         "echo $init; wait"],
+        preexec_fn=lambda: libc.unshare(CLONE_NEWPID), pass_fds=[fd],
+        stdout=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"})
+    procs.append(holder)
+    ns_init = int(holder.stdout.readline() or 0)
+    assert ns_init, "the mount from a child pid namespace failed"
+    # its end ends every process of the namespace: before bash's
+    procs.insert(0, Pid(ns_init))
+    evil = subprocess.Popen(["sleep", "600"],
+                            env={"PATH": "/usr/bin:/bin", "VSB": "/evil"})
+    procs.append(evil)
+    daemon = subprocess.Popen(
+        [os.path.join(build, "varsymfs"), "-f", "-o", "VSB,default=/dflt",
+         f"/dev/fd/{fd}"], pass_fds=[fd], stderr=subprocess.PIPE, env={})
+    procs.append(daemon)
+    try:
+        status = daemon.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        status = None       # serving it
+    # no daemon then: the connection goes with its last descriptor
+    os.close(fds.pop())
+    # in the child namespace, the next process takes the host's evil pid
+    caller = run(["nsenter", "-t", ns_init, "-p", "--", "unshare", "-m",
+                  "sh", "-c",
+                  "mount -t proc proc /proc && "
+                  f"echo {evil.pid - 1} > /proc/sys/kernel/ns_last_pid && "
+                  f"env VSB=/mine sh -c 'echo $$; exec readlink {public_dir}/resolve'"
+                  "; true"], env={"PATH": "/usr/bin:/bin"})
+    lines = caller.out.split()
+    assert lines and lines[0] == str(evil.pid), (caller.out, caller.err)
+    assert "/evil" not in caller.out, caller.out
+    assert status == 1, caller.out
+    err = daemon.stderr.read().decode()
+    assert err.startswith(f"varsymfs: /dev/fd/{fd}: a /dev/fuse descriptor "
+                          "mounted by another process is not served"), err
 
 
 def test_help_lists_every_option_and_version_comes_first(impl, build):
