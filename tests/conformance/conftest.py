@@ -33,6 +33,36 @@ def pytest_addoption(parser):
                      help="write pass/fail/skip counts to this JSON file")
 
 
+# The markers scripts/check selects by (scripts/check --list shows which
+# stage runs which).  A mechanism marker says what a case depends on; a
+# specN marker, which section of docs/SPEC.md it checks.
+MARKERS = {
+    "kernel_dependent": "depends on the running kernel: module load, exec "
+                        "hooks, secure exec, the ABI matrix, attacks, rootless "
+                        "mounts (run in the guest of every kernel)",
+    "threads": "runs the daemon's threads concurrently (the ThreadSanitizer run)",
+    "exec_hooks": "answers differently when the FUSE daemon has its exec hooks "
+                  "(run in the FUSE guests)",
+    "attack": "an attack on the product, set up for real",
+    "packaging": "make install, DKMS, Debian packages, man pages, examples",
+    "every_kernel": "the same case again for another kernel (make check runs "
+                    "one kernel's, make check-full every kernel's)",
+    "spec1": "docs/SPEC.md section 1, seed mode",
+    "spec2": "docs/SPEC.md section 2, template mode",
+    "spec3": "docs/SPEC.md section 3, mount options",
+    "spec4": "docs/SPEC.md section 4, where a value comes from",
+    "spec5": "docs/SPEC.md section 5, secure-exec processes and loaders",
+    "spec6": "docs/SPEC.md section 6, results, attributes and interfaces",
+    "spec7": "docs/SPEC.md section 7, never",
+    "spec8": "docs/SPEC.md section 8, search mode",
+}
+
+
+def pytest_configure(config):
+    for name, what in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
+
+
 def pytest_terminal_summary(terminalreporter):
     """Leaves the counts for scripts/check, which adds up every stage."""
     path = terminalreporter.config.getoption("--results")

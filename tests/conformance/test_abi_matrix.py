@@ -53,10 +53,11 @@ from attack import ABIS_32, COMPAT_CALLERS, SYSTEM_LOADER, YAMA, \
 from conftest import exec_mode, execve_decides, needs_real_root, Failed, \
     Mount, run, yama_scope
 
-pytestmark = [pytest.mark.skipif(os.getuid() != 0,
+pytestmark = [pytest.mark.spec5, pytest.mark.kernel_dependent, pytest.mark.exec_hooks,
+              pytest.mark.attack,
+              pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root to make setuid programs"),
               needs_real_root]
-
 NATIVE_CALLERS = ["execve", "execveat-dirfd", "execveat-empty"]
 CALLERS = NATIVE_CALLERS + COMPAT_CALLERS
 

@@ -59,10 +59,11 @@ from attack import (NR_READLINK, WAIT, Bg, Stall, kernel_log, kill_pid,
 from conftest import execve_decides, needs_real_root, Failed, Mount, \
     mounted_at, run
 
-pytestmark = [pytest.mark.skipif(os.getuid() != 0,
+pytestmark = [pytest.mark.spec7, pytest.mark.kernel_dependent, pytest.mark.exec_hooks,
+              pytest.mark.attack, pytest.mark.threads,
+              pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root: the attacker is nobody"),
               needs_real_root]
-
 ROOT_VALUE = "/root-choice"
 SLOW_MS = 2000          # the stalled mount's slow symlink (kernels < 6.8)
 SWAP_MS = 300           # when the attacker swaps its envp, during that walk

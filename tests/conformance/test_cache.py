@@ -25,11 +25,12 @@ import pytest
 
 from conftest import Failed, exec_mode, needs_real_root, run, yama_scope
 
-pytestmark = [pytest.mark.skipif(os.getuid() != 0,
+pytestmark = [pytest.mark.spec4, pytest.mark.kernel_dependent, pytest.mark.exec_hooks,
+              pytest.mark.attack,
+              pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root: nobody is the "
                                  "attacker"),
               needs_real_root]
-
 USER_VALUE = "/user-choice"
 
 

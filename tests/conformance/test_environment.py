@@ -8,6 +8,8 @@ import pytest
 
 from conftest import execve_decides, Failed, run
 
+pytestmark = [pytest.mark.spec4, pytest.mark.kernel_dependent, pytest.mark.exec_hooks]
+
 
 def test_exec_time_environment_not_setenv(varsymfs, probe):
     """setenv(3) after exec changes nothing: the exec-time bytes count."""
@@ -17,11 +19,13 @@ def test_exec_time_environment_not_setenv(varsymfs, probe):
     assert probe("setenv", "UNIVERSE", "/later", m.link, env={}) == "err ENOENT"
 
 
+@pytest.mark.threads
 def test_all_threads_see_the_same(varsymfs, probe):
     m = varsymfs("UNIVERSE")
     assert probe("threads", "16", m.link, env={"UNIVERSE": "/att"}) == "ok /att"
 
 
+@pytest.mark.threads
 def test_two_processes_at_once(varsymfs, probe):
     """Two processes following the link at the same time each get their own."""
     m = varsymfs("UNIVERSE")
@@ -116,6 +120,7 @@ def test_execve_rule_script_interpreter(varsymfs, universes, public_dir):
         assert p.out == f"{want}-interp\n", p.err
 
 
+@pytest.mark.attack
 def test_moved_environment(varsymfs, probe, impl):
     """prctl(PR_SET_MM_ENV_*) moves the area after a first readlink.  The
     kernel keys its answers by the area's bounds: the new bytes count.  The
@@ -152,6 +157,7 @@ def test_moved_environment(varsymfs, probe, impl):
     assert probe.readlink(m.link, env={"UNIVERSE": "/next"}) == "ok /next"
 
 
+@pytest.mark.attack
 def test_unmapped_environment_is_unset(varsymfs, probe):
     """Pages of the environment area unmapped: what is on them is unset."""
     m = varsymfs("UNIVERSE,default=/dflt")
@@ -159,6 +165,7 @@ def test_unmapped_environment_is_unset(varsymfs, probe):
     assert probe("unmap-env", m.link, env=env) == "ok /dflt"
 
 
+@pytest.mark.threads
 def test_many_processes_many_values(varsymfs, probe):
     """Sixteen processes with sixteen values, started together."""
     m = varsymfs("UNIVERSE")
@@ -174,6 +181,8 @@ def test_many_processes_many_values(varsymfs, probe):
         raise Failed("wrong answers: " + "; ".join(bad))
 
 
+@pytest.mark.attack
+@pytest.mark.threads
 def test_io_uring_worker_sees_the_process(varsymfs, universes, probe):
     """An io-wq worker walking on behalf of a process sees that process's
     environment (it shares its memory); without it, nothing is set."""
@@ -206,10 +215,12 @@ def test_exec_in_the_same_pid_gets_a_new_answer(varsymfs, probe):
         assert p.out.splitlines()[1] == ("err ENOENT" if options else "ok /t/none")
 
 
+@pytest.mark.attack
 def test_reused_pid_gets_its_own_answer(varsymfs, probe):
     m = varsymfs("UNIVERSE")
     p = run([probe.path, "pid-reuse", m.link, "UNIVERSE", "/one", "/two"])
     if "reused" not in p.out:
         pytest.skip(f"could not reuse a pid here: {p.out.strip()}")
     assert p.out.splitlines() == ["ok /one", "ok /two", p.out.splitlines()[2]]
+
 

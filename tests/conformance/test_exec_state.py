@@ -25,10 +25,11 @@ from attack import SYSTEM_LOADER, Bg, gcc_program, kill_pid, \
 from conftest import HOOK_PROGRAMS, PINS, Failed, exec_mode, \
     loaded_hook_programs, needs_real_root, run
 
-pytestmark = [pytest.mark.skipif(os.getuid() != 0,
+pytestmark = [pytest.mark.spec5, pytest.mark.kernel_dependent, pytest.mark.exec_hooks,
+              pytest.mark.attack,
+              pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root: the attacker is nobody"),
               needs_real_root]
-
 PID_MAX = "/proc/sys/kernel/pid_max"
 # a wrap of the pid space must be quick under TCG; 4096 is the reviewer's
 SMALL_PID_MAX = 4096

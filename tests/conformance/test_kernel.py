@@ -12,7 +12,8 @@ import pytest
 
 from conftest import mounted_at, needs_real_root, run
 
-pytestmark = [pytest.mark.usefixtures("kernel_only"), needs_real_root]
+pytestmark = [pytest.mark.spec6, pytest.mark.kernel_dependent,
+              pytest.mark.usefixtures("kernel_only"), needs_real_root]
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 STATS = "/sys/module/varsymfs/parameters/stats"
 
@@ -278,6 +279,7 @@ def test_remount_keeps_options(varsymfs, probe):
     assert probe.readlink(m.link, env={}) == "ok /ucb"
 
 
+@pytest.mark.attack
 def test_nobody_autoloading_binfmt_misc_keeps_the_execve_rule(
         varsymfs, public_dir):
     """docs/SECURITY.md, "unprivileged module autoload": any user can make
@@ -336,6 +338,7 @@ def reload_module(before=None):
         run(["insmod", module_path()], env=SBIN, check=True)
 
 
+@pytest.mark.threads
 def test_execs_during_mount_and_umount(varsymfs, public_dir):
     """docs/SECURITY.md: any user can make the module attach its exec hooks
     (a rootless mount).  They are attached at the first mount and detached
@@ -604,6 +607,7 @@ def exec_answers(m, public_dir, build, roots):
     return setuid.out, own.out + own.err
 
 
+@pytest.mark.attack
 def test_the_exec_hook_cannot_be_switched_off_while_mounted(
         varsymfs, build, public_dir):
     """docs/SECURITY.md: root's global switch of the function tracer
@@ -640,6 +644,7 @@ def test_the_exec_hook_cannot_be_switched_off_while_mounted(
         assert write_sysctl(FTRACE_ENABLED, "1") == 0
 
 
+@pytest.mark.attack
 def test_no_exec_hook_fails_closed(varsymfs, build, public_dir):
     """Where the hooks cannot be attached at the first mount (here:
     mounted while ftrace_enabled=0, which refuses PERMANENT ops), the
@@ -684,6 +689,7 @@ def test_no_exec_hook_fails_closed(varsymfs, build, public_dir):
     assert setuid == "real euid=0\n" and "FAKE" in own, (setuid, own)
 
 
+@pytest.mark.attack
 def test_exec_in_flight_at_module_load_keeps_the_real_loader(
         build, public_dir, stall):
     """docs/SECURITY.md: any user can load the module and mount it, and a

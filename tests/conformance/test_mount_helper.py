@@ -22,6 +22,8 @@ import pytest
 
 from conftest import MOUNT_HELPER, Failed, mounted_at, run, wait_for
 
+pytestmark = [pytest.mark.spec3, pytest.mark.kernel_dependent]
+
 SYSTEM = "system.varsym_system"
 SBIN = "/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -156,6 +158,7 @@ def in_namespace(pid, code):
                check=True).out
 
 
+@pytest.mark.attack
 @pytest.mark.parametrize("form", ["path", "pid"])
 def test_dash_n_mounts_and_loads_in_that_namespace(varsymfs, helper,
                                                    namespace, public_dir,
@@ -182,6 +185,7 @@ def test_dash_n_mounts_and_loads_in_that_namespace(varsymfs, helper,
                         f"{where!r}, {SYSTEM!r}))") == "b'V=/inside\\x00'\n"
 
 
+@pytest.mark.attack
 def test_dash_n_failed_load_unmounts_in_that_namespace(varsymfs, helper,
                                                        namespace, public_dir):
     """A load that fails unmounts the new mount, in the namespace: never
@@ -254,3 +258,4 @@ def test_a_missing_fallback_directory_is_warned_of(helper, public_dir, probe):
     finally:
         if mounted_at(where):
             run(["umount", where], env={"PATH": SBIN}, check=True)
+

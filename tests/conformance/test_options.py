@@ -10,6 +10,8 @@ import pytest
 
 from conftest import REPO, assert_refused, mounted_at, needs_real_root, run
 
+pytestmark = [pytest.mark.spec3]
+
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 CLONE_NEWPID = 0x20000000
 
@@ -85,6 +87,7 @@ def test_fuse_exit_status_and_stderr(impl, build, public_dir):
     assert p.returncode == 0 and "varsymfs version" in p.out
 
 
+@pytest.mark.attack
 @needs_real_root
 def test_a_descriptor_mounted_in_another_pid_namespace_is_refused(
         impl, build, public_dir, request):
@@ -255,3 +258,4 @@ def test_fstab_words_given_to_the_program(impl, build, probe, public_dir):
     finally:
         run(["umount", where], env={"PATH": SBIN_PATH})
     assert not mounted_at(where)
+

@@ -14,6 +14,8 @@ import pytest
 
 from conftest import Failed, mounted_at, run, sanitizer_of
 
+pytestmark = [pytest.mark.spec7, pytest.mark.threads]
+
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 
 
@@ -172,6 +174,7 @@ def test_mount_umount_loop_under_load(varsymfs, probe, public_dir, long_form):
     print(f"\n{cycles} mount/umount cycles under load: no wrong answer")
 
 
+@pytest.mark.kernel_dependent
 def test_callers_killed_or_execing_in_flight(varsymfs, probe, long_form):
     """Callers that die (SIGKILL, or a sibling thread's execve) while their
     request is in flight: the file system stays up and right."""
@@ -194,6 +197,8 @@ def test_callers_killed_or_execing_in_flight(varsymfs, probe, long_form):
     print(f"\n{rounds} callers killed or exec'd with requests in flight")
 
 
+@pytest.mark.attack
+@pytest.mark.kernel_dependent
 def test_hostile_environments(varsymfs, probe):
     """Environments at the kernel's limits, and odd entries."""
     m = varsymfs("UNIVERSE,default=/dflt")
@@ -213,3 +218,4 @@ def test_hostile_environments(varsymfs, probe):
            "UNIVERSE=/first", "UNIVERSE=/second"]
     assert probe("exec", *raw, "--", probe.path, "readlink", m.link) == \
         "ok =x"
+

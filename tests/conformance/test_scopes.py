@@ -15,6 +15,8 @@ import pytest
 
 from conftest import IN_USERNS, needs_real_root, run, wait_for
 
+pytestmark = [pytest.mark.spec4, pytest.mark.exec_hooks]
+
 SYSTEM = "system.varsym_system"
 USER = "system.varsym_user"
 PATH = {"PATH": "/usr/bin:/bin"}
@@ -102,6 +104,7 @@ def test_list_shows_each_scope(varsymfs, varsym):
     assert sorted(os.listxattr(m.dir)) == [SYSTEM, USER]
 
 
+@pytest.mark.kernel_dependent
 def test_clean_environment_and_setuid_take_the_system_scope(
         varsymfs, probe, suid_probe, varsym):
     """env -i follows the system scope, and so does a setuid program; a
@@ -150,6 +153,7 @@ def test_a_user_sets_only_their_own_scope(varsymfs, probe, varsym):
     assert p.out.strip() == "ok /dflt"
 
 
+@pytest.mark.threads
 def test_one_change_is_seen_whole(varsymfs, varsym, build):
     """64 readers while A and B change together: never one old and one
     new."""
@@ -185,6 +189,7 @@ def test_one_change_is_seen_whole(varsymfs, varsym, build):
     assert seen <= {"/q/1-1", "/q/2-2", "/q/3-3"}
 
 
+@pytest.mark.threads
 def test_a_kept_answer_follows_a_change(varsymfs, varsym, probe):
     """A process that read a link, then reads it after a change, gets the
     new value: no kept answer outlives the change."""
@@ -403,6 +408,7 @@ def test_builtins(varsymfs, probe):
 LINUX32_MACHINE = {"x86_64": "i686", "aarch64": "armv8l"}
 
 
+@pytest.mark.kernel_dependent
 def test_builtin_machine_under_linux32(varsymfs, probe):
     native = os.uname().machine
     if native not in LINUX32_MACHINE:
@@ -427,6 +433,7 @@ def test_builtin_hostname_of_a_new_uts_namespace(varsymfs, probe):
     assert probe.readlink(link, env={}) == f"ok /h/{os.uname().nodename}"
 
 
+@pytest.mark.kernel_dependent
 def test_builtin_real_ids_unset_for_setuid(varsymfs, probe, suid_probe):
     m = varsymfs("")
     link = os.path.join(m.dir, "ids")
@@ -714,6 +721,7 @@ def test_load_makes_the_system_scope_the_file(varsymfs, varsym, public_dir):
     assert os.getxattr(m.dir, SYSTEM) == b"B=/b\0"
 
 
+@pytest.mark.kernel_dependent
 @needs_real_root
 def test_user_namespace_mount_keeps_its_scopes(varsymfs, varsym, probe,
                                                impl, public_dir):
@@ -774,6 +782,7 @@ def test_explain_names_each_source(varsymfs, varsym):
     assert f"v p -> /o/{machine}/a/sb/sc/d\n" in out, out
 
 
+@pytest.mark.kernel_dependent
 def test_explain_a_live_process(varsymfs, varsym, probe, public_dir):
     """--pid: that process's exec-time environment, AT_SECURE and user
     scope, as the file system answers it."""
@@ -811,3 +820,4 @@ def test_explain_a_live_process(varsymfs, varsym, probe, public_dir):
         sleeper.wait()
     p = vs(varsym, "explain", "--pid", "1", "-i", link, check=False)
     assert p.returncode == 2 and "--pid explains that process" in p.err
+

@@ -56,6 +56,8 @@ from conftest import IN_USERNS, NEEDS_REAL_ROOT, Failed, assert_refused, \
     daemon_stacks, exec_mode, execve_decides, mounted_at, needs_real_root, \
     probe_line, run, setuid_copy
 
+pytestmark = [pytest.mark.spec8, pytest.mark.exec_hooks]
+
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 ENOENT = "err ENOENT"
 HANG = 60           # seconds: a hang detector, never a speed requirement
@@ -240,6 +242,7 @@ def vsexe_copy(nix, build, directory, name="which"):
 
 # ---- the NixOS rows -------------------------------------------------------------
 
+@pytest.mark.kernel_dependent
 @pytest.mark.parametrize("shebang", ["env python3", "python3"])
 def test_shebang_script(nix, varsymfs, shebang):
     """#!/usr/bin/env python3 (env from the fallback or the profile, then
@@ -316,6 +319,7 @@ def test_env_i_finds_sh_in_the_fallback(nix, varsymfs, probe):
             "No such file or directory" in p.err, (p.out, p.err)
 
 
+@pytest.mark.kernel_dependent
 @needs_real_root
 def test_setuid_program_searches_only_the_fallback(nix, probe, public_dir):
     """vsprobe made setuid root, run by nobody with a PATH naming nobody's
@@ -370,6 +374,8 @@ def loop_paths(nix, m):
     "the mount", "the mount, trailing slash", "a link to the mount",
     "a dir of links into it", "the mount through ..",
     "another search mount"])
+@pytest.mark.attack
+@pytest.mark.kernel_dependent
 def test_path_into_the_mount(nix, probe, shape):
     """A PATH entry that leads back into a search mount is skipped (envfs
     #196: D-state; #195: 97 % CPU): readlink, stat and exec answer, with
@@ -400,6 +406,8 @@ def test_path_into_the_mount(nix, probe, shape):
     assert p.returncode == 0 and p.out == "ok\n", (p.out, p.err)
 
 
+@pytest.mark.threads
+@pytest.mark.attack
 def test_path_into_the_mount_many_at_once(nix, probe):
     """32 callers at once, each PATH leading back into the mount: none
     waits on another (a daemon whose threads wait on its own mount would
@@ -472,6 +480,7 @@ def bound_rows():
 @pytest.mark.parametrize("make_path,searched",
                          [r[1:] for r in bound_rows()],
                          ids=[r[0] for r in bound_rows()])
+@pytest.mark.attack
 def test_path_of_10000_entries(nix, probe, make_path, searched):
     """Only the first 1024 absolute entries of PATH, and only those whole
     in its first 32768 bytes, are searched; the rest are not looked at.
@@ -558,6 +567,7 @@ def test_fallback_of_256_directories(nix, probe):
 
 # ---- concurrency ----------------------------------------------------------------
 
+@pytest.mark.threads
 def test_64_callers_with_distinct_paths(nix, varsymfs, probe):
     """64 processes at once, each its own PATH (all alike but for the last
     entry): each reads, stats and runs its own directory's tool, never
@@ -878,6 +888,7 @@ def test_trailing_slashes(nix, probe, slashes):
         f"ok {nix.fallback}/sh"
 
 
+@pytest.mark.kernel_dependent
 def test_noexec_mount_does_not_count(nix, varsymfs, probe):
     """An executable file on a noexec mount cannot be run: skipped."""
     needs_root()
@@ -897,6 +908,7 @@ def test_noexec_mount_does_not_count(nix, varsymfs, probe):
             run(["umount", a], env=SBIN, check=True)
 
 
+@pytest.mark.kernel_dependent
 @needs_real_root
 def test_the_callers_credentials_decide(nix, varsymfs, probe):
     """Whether the caller may execute DIR/NAME, as faccessat(X_OK,
@@ -1233,6 +1245,7 @@ def test_scopes_give_the_path(nix, probe, build, public_dir):
     assert readlink(probe, tool, {}) == f"ok {system}/tool"
 
 
+@pytest.mark.kernel_dependent
 def test_execve_rule(nix, varsymfs, probe, build):
     """env PATH=DIR /usr/bin/NAME runs DIR's NAME: the envp given to
     execve decides the program's own path (SPEC section 4), not env's own
@@ -1308,6 +1321,8 @@ print(json.dumps({"counts": counts, "wrong": wrong, "streak": streak}),
 '''
 
 
+@pytest.mark.threads
+@pytest.mark.kernel_dependent
 def test_lazy_umount_under_load(nix, impl):
     """8 workers loop on readlink, stat and exec through the mount; a lazy
     umount: it returns, every worker only ever sees good answers then
@@ -1435,6 +1450,7 @@ def answer(path):
     return {f"ok {path} {file_id(path)}"}
 
 
+@pytest.mark.kernel_dependent
 @needs_real_root
 def test_kept_answer_follows_the_credentials(nix):
     """A process that changes its ids without an execve (root to nobody and
@@ -1452,6 +1468,7 @@ def test_kept_answer_follows_the_credentials(nix):
                    "uid nobody": theirs}
 
 
+@pytest.mark.kernel_dependent
 def test_kept_answer_follows_the_mount_namespace(nix, probe):
     """unshare -m, then a bind mount over the first PATH directory: the
     process is answered from its new namespace at once; the old namespace
@@ -1470,6 +1487,7 @@ def test_kept_answer_follows_the_mount_namespace(nix, probe):
     assert readlink(probe, f"{m.dir}/tool", env) == f"ok {second}/tool"
 
 
+@pytest.mark.kernel_dependent
 def test_kept_answer_follows_the_root(nix, probe):
     """chroot: PATH's directories are walked from the caller's new root."""
     needs_root()
@@ -1488,3 +1506,4 @@ def test_kept_answer_follows_the_root(nix, probe):
                    "chrooted": {f"ok {bindir}/tool "
                                 f"{file_id(inside + '/tool')}"}}
     assert readlink(probe, f"{m.dir}/tool", env) == f"ok {outside}/tool"
+

@@ -16,11 +16,10 @@ from attack import SYSTEM_LOADER, Bg, gcc_program, user_allow_other
 from conftest import Failed, exec_mode, execve_decides, mounted_at, \
     needs_real_root, run, setuid_copy, wait_for
 
-pytestmark = [pytest.mark.skipif(os.getuid() != 0,
+pytestmark = [pytest.mark.spec5, pytest.mark.kernel_dependent, pytest.mark.exec_hooks,
+              pytest.mark.skipif(os.getuid() != 0,
                                  reason="needs root to make setuid binaries"),
               needs_real_root]
-
-
 def test_setuid_gets_default(varsymfs, probe, public_dir):
     m = varsymfs("UNIVERSE,default=/ucb")
     suid = setuid_copy(probe.path, public_dir, "vsprobe-suid")
@@ -121,6 +120,7 @@ def test_file_capability_program_loader(varsymfs, build, public_dir):
     assert p.out == "real euid=65534\n", (p.out, p.err)
 
 
+@pytest.mark.attack
 def test_setuid_program_loader_race(varsymfs, build, public_dir):
     """The same, 300 times over, from a shell whose own exec-time environment
     chooses the fake loader: the daemon may read a request before its caller
@@ -158,6 +158,7 @@ def test_unprivileged_program_loader(varsymfs, build, public_dir, impl):
 
 @pytest.mark.parametrize("uring", [False, True],
                          ids=["plain", "io_uring-in-flight"])
+@pytest.mark.attack
 @pytest.mark.parametrize("privilege", ["setuid", "setcap"])
 def test_program_made_privileged_during_its_loader_walk(
         varsymfs, build, public_dir, stall, privilege, uring):
@@ -259,6 +260,7 @@ def test_no_false_warning_at_mount(impl, build, public_dir):
     assert "cannot read other processes'" not in err, err
 
 
+@pytest.mark.attack
 def test_daemon_without_the_capability_fails_closed(impl, build, public_dir):
     """A daemon that serves every user but may not load its exec hooks
     (here: run by nobody, with allow_other, as /etc/fuse.conf's

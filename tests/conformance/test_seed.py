@@ -5,6 +5,8 @@ import stat
 
 import pytest
 
+pytestmark = [pytest.mark.spec1]
+
 
 def test_root_holds_exactly_one_link(varsymfs):
     m = varsymfs("UNIVERSE")
@@ -136,3 +138,4 @@ def test_directory_cannot_change(varsymfs, probe):
     with pytest.raises(PermissionError):
         os.chmod(m.dir, 0o777)
     assert sorted(os.listdir(m.dir)) == ["resolve"]
+

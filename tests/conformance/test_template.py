@@ -14,6 +14,8 @@ import pytest
 
 from conftest import IN_USERNS, run
 
+pytestmark = [pytest.mark.spec2]
+
 XATTR = "system.varsym_template"
 
 
@@ -165,6 +167,7 @@ def test_seed_link_shows_its_options(varsymfs):
     assert value == b"var=UNIVERSE,default=/ucb"
 
 
+@pytest.mark.threads
 def test_two_processes_at_once(tm, probe):
     path = link(tm, "bin", "/opt/${UNIVERSE:-ucb}/bin")
     procs = {
@@ -201,6 +204,7 @@ def test_owner_and_mode_options(varsymfs, probe, public_dir):
     run(create + [os.path.join(owned.dir, "x")], user="nobody", check=True)
 
 
+@pytest.mark.kernel_dependent
 def test_setuid_gets_defaults(tm, probe, public_dir):
     if os.getuid() != 0:
         pytest.skip("needs root")
@@ -217,6 +221,7 @@ def test_setuid_gets_defaults(tm, probe, public_dir):
                           probe=suid) == "err EACCES"
 
 
+@pytest.mark.threads
 def test_changes_while_walked(tm, probe):
     """rename and unlink under a process walking the link: every answer is
     one the link could give, nothing hangs, nothing crashes."""
@@ -339,3 +344,4 @@ def test_file_handles_hold_no_daemon_address(impl, tm):
         assert nodeid == ino and nodeid < 2 ** 32, (
             f"{path}: the handle's node id is {nodeid:#x}, its st_ino "
             f"{ino}: the node id must be the opaque st_ino, not an address")
+

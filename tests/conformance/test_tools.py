@@ -2,7 +2,11 @@
 """docs/SPEC.md section 6: the tools people use see an ordinary symlink."""
 import os
 
+import pytest
+
 from conftest import run
+
+pytestmark = [pytest.mark.spec6]
 
 PATH = {"PATH": "/usr/bin:/bin"}
 
@@ -64,3 +68,4 @@ def test_unresolvable_link_in_tools(varsymfs):
     p = run(["ls", "-l", m.dir], env=PATH)
     assert "cannot read symbolic link" in p.err
     assert p.out.splitlines()[-1].endswith(" resolve")
+

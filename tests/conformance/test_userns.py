@@ -30,6 +30,8 @@ import pytest
 from attack import SYSTEM_LOADER, gcc_program
 from conftest import IN_USERNS, Failed, run
 
+pytestmark = [pytest.mark.spec3, pytest.mark.kernel_dependent, pytest.mark.attack]
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IN_USERNS_SH = os.path.join(REPO, "tests", "conformance", "in-userns")
 SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -346,3 +348,4 @@ def test_a_thousand_mounts_as_nobody(where):
     """, timeout=1200)
     assert p.returncode == 0 and p.stdout.strip() == "done 500", (
         p.cmd, p.stdout[-300:], p.stderr[-300:])
+

@@ -12,8 +12,9 @@ import pytest
 
 from conftest import mounted_at, run, sanitizer_of
 
-pytestmark = pytest.mark.skipif(not shutil.which("valgrind"),
-                                reason="valgrind is not installed")
+pytestmark = [pytest.mark.spec7,
+              pytest.mark.skipif(not shutil.which("valgrind"),
+                                reason="valgrind is not installed")]
 
 
 def daemon_under_valgrind(build, options, where, log):
@@ -40,6 +41,7 @@ def stop(p, where):
     return p.wait(timeout=120)
 
 
+@pytest.mark.threads
 @pytest.mark.parametrize("options", ["UNIVERSE,default=/ucb", ""])
 def test_no_leak_no_error(impl, build, probe, public_dir, options):
     if impl != "fuse":

@@ -16,6 +16,8 @@ import pytest
 import conftest
 from conftest import exec_mode, sanitizer_of
 
+pytestmark = [pytest.mark.spec6]
+
 PATH = {"PATH": "/usr/bin:/bin"}
 EXEC_LINE = "    exec      "
 
@@ -412,3 +414,4 @@ def test_explain_shows_how_execs_are_told_apart(varsym, varsymfs, root):
                "fixed by the kernel's BPF LSM or the kernel module "
                "(varsymfs(8))"),
         detail(0, f"exec      why: {why}")], p.out
+
