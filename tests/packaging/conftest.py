@@ -53,8 +53,34 @@ def pytest_addoption(parser):
                      help="(in_guest.py) a built copy of the source tree")
 
 
-# the counts for scripts/check, as the conformance suite leaves them
+# the counts for scripts/check, and the markers, as the conformance suite's
 pytest_terminal_summary = _c.pytest_terminal_summary
+pytest_configure = _c.pytest_configure
+
+
+def pytest_collection_modifyitems(items):
+    """Every case here is a packaging case."""
+    for item in items:
+        item.add_marker(pytest.mark.packaging)
+
+
+def per_kernel(kernels):
+    """Parameters for a case run once per kernel (a release, or a tuple
+    of release and root): the newest as it is, the others marked
+    every_kernel, which make check leaves to make check-full."""
+    def param(k, marks=()):
+        return pytest.param(*(k if isinstance(k, tuple) else (k,)), marks=marks)
+    return [param(k, () if i == len(kernels) - 1 else pytest.mark.every_kernel)
+            for i, k in enumerate(kernels)]
+
+
+def selected_kernels(request, kernels):
+    """Of kernels, those that some case chosen in request's file (-m) takes
+    as its "kernel" parameter: a fixture sets up no more than that."""
+    chosen = {item.callspec.params.get("kernel")
+              for item in request.session.items
+              if item.module is request.module and hasattr(item, "callspec")}
+    return [k for k in kernels if k in chosen]
 
 
 # ---- facts about the tree ----------------------------------------------------

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import (REPO, VERSION, Failed, Mount, dkms_module_path, dkms_status,
                       in_root, kernels, module_image, modules_state, mount_point,
-                      root_kernels, root_path, root_state, run, sh, umount)
+                      per_kernel, root_kernels, root_path, root_state, run, sh, umount)
 
 ARCH = sh(["dpkg", "--print-architecture"]).out.strip()
 DEB_DIR = os.path.join(REPO, "build", "deb")
@@ -200,7 +200,7 @@ def test_packaged_man_pages(unpacked):
         assert p.err == "" and name in p.out
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", per_kernel(KERNELS))
 def test_packaged_sources_build_with_dkms(unpacked, scratch, build, dkms_keys, kernel):
     """dkms builds the packaged sources, in a scratch DKMS tree (the real
     installation is test_apt_install's), into the module the suite tested."""
@@ -307,7 +307,7 @@ def test_apt_installed_program_mounts_through_mount_8(apt_installed, probe, publ
         umount(where)
 
 
-@pytest.mark.parametrize("kernel,root", ROOT_KERNELS)
+@pytest.mark.parametrize("kernel,root", per_kernel(ROOT_KERNELS))
 def test_dkms_package_in_the_kernels_root(debs, root_with_dkms, build, kernel, root):
     """apt-get install of varsymfs-dkms in the kernel's root: the package's
     DKMS hook builds and installs the module for the kernel there, the one

@@ -15,7 +15,8 @@ import subprocess
 import pytest
 
 from conftest import (REPO, VERSION, Failed, dkms_module_path, dkms_status, in_root,
-                      kernels, modules_state, module_image, root_kernels, root_path,
+                      kernels, modules_state, module_image, per_kernel, root_kernels,
+                      selected_kernels, root_path,
                       root_state, sh, SBIN_PATH)
 
 KERNELS = kernels()
@@ -25,9 +26,9 @@ MODULE = f"varsymfs/{VERSION}"
 
 
 @pytest.fixture(scope="module")
-def dkms_installed(machine_lock, dkms_keys):
-    """The module built and installed by DKMS for every kernel; removed
-    again when this file's tests are done."""
+def dkms_installed(request, machine_lock, dkms_keys):
+    """The module built and installed by DKMS for every kernel that a case
+    chosen here tests; removed again when this file's tests are done."""
     if not KERNELS:
         pytest.skip("no Debian kernel headers here (scripts/deps kmod)")
     if os.path.exists(SRC) or dkms_status():
@@ -36,7 +37,7 @@ def dkms_installed(machine_lock, dkms_keys):
     try:
         sh(["make", "-C", REPO, "install-dkms"])
         sh(["dkms", "add", MODULE])
-        for k in KERNELS:
+        for k in selected_kernels(request, KERNELS):
             sh(["dkms", "build", MODULE, "-k", k])
             sh(["dkms", "install", MODULE, "-k", k])
         yield
@@ -48,13 +49,13 @@ def dkms_installed(machine_lock, dkms_keys):
     assert modules_state() == before, "/lib/modules is not as it was before DKMS"
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", per_kernel(KERNELS))
 def test_dkms_installed_it(dkms_installed, kernel):
     p = sh(["dkms", "status", MODULE, "-k", kernel])
     assert re.search(rf"{re.escape(kernel)}, x86_64: installed$", p.out, re.M), p.out
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", per_kernel(KERNELS))
 def test_modprobe_finds_it_by_its_alias(dkms_installed, kernel):
     path = sh(["modinfo", "-k", kernel, "-n", "varsymfs"]).out.strip()
     assert re.fullmatch(rf"/lib/modules/{re.escape(kernel)}/updates/dkms/varsymfs\.ko(\.xz)?", path)
@@ -62,7 +63,7 @@ def test_modprobe_finds_it_by_its_alias(dkms_installed, kernel):
     assert "fs-varsymfs" in alias
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", per_kernel(KERNELS))
 def test_same_code_as_the_module_the_suite_tested(dkms_installed, build, kernel):
     """DKMS builds from the same sources with the same compiler and headers
     as scripts/build-kmod: what it loads into the kernel must be identical
@@ -77,14 +78,14 @@ def test_same_code_as_the_module_the_suite_tested(dkms_installed, build, kernel)
 
 
 class GuestRuns:
-    """in_guest.py in a guest per kernel that boots without the module, as
+    """in_guest.py in a guest per kernel chosen (-m) that boots without the module, as
     many at once as there are CPUs, each on one host thread (a TCG guest's
     two CPUs on a thread each would only take turns with the other guest);
     wait(KERNEL) gives one's exit status, stdout and stderr."""
 
-    def __init__(self, build, source, scratch):
+    def __init__(self, build, source, scratch, kernels):
         self.build, self.source, self.scratch = build, source, scratch
-        self.pending, self.running, self.done = list(KERNELS), {}, {}
+        self.pending, self.running, self.done = list(kernels), {}, {}
         self.slots = max(1, os.cpu_count() or 1)
         self.fill()
 
@@ -138,13 +139,13 @@ class GuestRuns:
 
 
 @pytest.fixture(scope="module")
-def guest_runs(dkms_installed, built_source, build, scratch):
-    runs = GuestRuns(build, built_source, scratch)
+def guest_runs(request, dkms_installed, built_source, build, scratch):
+    runs = GuestRuns(build, built_source, scratch, selected_kernels(request, KERNELS))
     yield runs
     runs.stop()
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", per_kernel(KERNELS))
 def test_guest_loads_and_mounts_it(guest_runs, kernel):
     """in_guest.py in a guest that boots without the module."""
     status, out, err = guest_runs.wait(kernel)
@@ -158,7 +159,7 @@ def test_guest_loads_and_mounts_it(guest_runs, kernel):
 
 # ---- in a root of another Debian release ---------------------------------------
 
-@pytest.mark.parametrize("kernel,root", ROOT_KERNELS)
+@pytest.mark.parametrize("kernel,root", per_kernel(ROOT_KERNELS))
 def test_dkms_in_the_kernels_root(root_with_dkms, build, kernel, root):
     """make install-dkms, dkms add, build and install for the kernel, in its
     root (with its compiler); what dkms installed is what the suite tested;
