@@ -8,7 +8,11 @@
 #                   the edit-compile-test loop, no packages, no guests
 #   make unit       the unit tests alone
 #   make conformance  the conformance suite against the FUSE program here
-#   make check      everything, every kernel's guest (sets itself up)
+#   make check      every kernel branch and mechanism once (sets itself up;
+#                   what CI runs)
+#   make check-full everything in every kernel's guest: before a release,
+#                   and before resolving a change to kmod/, fuse/exec_hooks*,
+#                   core/exec_rule.h, core/execve_nrs.h or scripts/vm-*
 #   make check-kernels [NEWEST=1]  the module in a guest of each kernel of
 #                   kernels.list, or of the newest kernel of each suite
 #   make check-arm64  everything again in arm64 guests (kernels-arm64.list)
@@ -53,7 +57,7 @@ FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h \
 .DEFAULT_GOAL := all
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz deps-arm64 arm64 kmod kmod-arm64 \
 	check-arm64 module demo \
-	check check-kernels test unit conformance sanitized tsan fuzz clean bench
+	check check-full check-kernels test unit conformance sanitized tsan fuzz clean bench
 
 TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader \
 	$(B)/fake-loader-shadow
@@ -266,10 +270,17 @@ test: unit conformance
 	@if command -v clang >/dev/null; then scripts/fuzz $(FUZZ_TEST_SECONDS); \
 	else echo "fuzz: skipped, no clang (make check installs it)"; fi
 
+CHECK_BUILD := all $(TEST_BIN) $(B)/bench/varsymfs kmod sanitized tsan kmod-arm64 arm64
 check: deps-test deps-kmod deps-fuzz deps-package deps-arm64
-	@$(MAKE) --no-print-directory all $(TEST_BIN) $(B)/bench/varsymfs kmod sanitized tsan \
-		kmod-arm64 arm64
+	@$(MAKE) --no-print-directory $(CHECK_BUILD)
 	@scripts/check
+
+# The whole matrix (scripts/check full): ThreadSanitizer on the whole
+# suite, the whole suite in every kernel's guest, DKMS and its guest for
+# every kernel.
+check-full: deps-test deps-kmod deps-fuzz deps-package deps-arm64
+	@$(MAKE) --no-print-directory $(CHECK_BUILD)
+	@scripts/check full
 
 # Debian's arm64 kernels, in arm64 guests (qemu-system-aarch64, TCG): the
 # whole suite against the module as root and as nobody, the FUSE cases,

@@ -33,13 +33,57 @@ def test_every_stage_is_numbered_out_of_all():
     assert len(set(names)) == n, "two stages of one name"
 
 
+def releases():
+    out = sh([os.path.join(REPO, "scripts", "kernels"), "list"]).out
+    return sorted((line.split()[1] for line in out.splitlines()),
+                  key=lambda r: [int(n) for n in re.findall(r"\d+", r)])
+
+
+def module_guests(stages):
+    """{release: what its module guest runs as root}"""
+    guests = {}
+    for _, _, name in stages:
+        m = re.fullmatch(r"varsymfs\.ko in a guest running Linux (\S+): (.*)", name)
+        if m:
+            guests[m.group(1)] = m.group(2)
+    return guests
+
+
 def test_each_mode_plans_its_own_stages():
-    kernels = sh([os.path.join(REPO, "scripts", "kernels"), "list"]).out
+    kernels = releases()
     # a guest per kernel, then the FUSE program's four guests
-    assert len(listed("kernels")) == len(kernels.splitlines()) + 4
+    assert len(listed("kernels")) == len(kernels) + 4
     assert len(listed("arm64-quick")) == 1
+    # make check-full: every stage of make check, the whole suite
+    # everywhere (ThreadSanitizer and every kernel's module guest)
+    full = [name for _, _, name in listed("full")]
+    assert "conformance suite: FUSE built with ThreadSanitizer, the whole suite" in full
+    assert module_guests(listed("full")) == {
+        k: ("the user-namespace suite as nobody, then the whole suite as root"
+            if k in (kernels[0], kernels[-1]) else "the whole suite as root")
+        for k in kernels}
     p = run([CHECK, "--list", "nothing"], env={"PATH": "/usr/bin:/bin"})
     assert p.returncode == 2 and p.err.startswith("usage: scripts/check")
+
+
+def test_make_check_chooses_cases_by_marker():
+    """make check: the whole suite in the oldest and the newest kernel's
+    guest, as root and in a user namespace, the cases marked
+    kernel_dependent in the others; ThreadSanitizer on the cases marked
+    threads; packaging for one kernel."""
+    kernels = releases()
+    stages = listed()
+    assert module_guests(stages) == {
+        k: ("the user-namespace suite as nobody, then the whole suite as root"
+            if k in (kernels[0], kernels[-1]) else
+            "the cases marked kernel_dependent as root")
+        for k in kernels}
+    names = [name for _, _, name in stages]
+    assert "conformance suite: FUSE built with ThreadSanitizer, the cases marked threads" in names
+    assert [n for n in names if "0-2: the cases marked exec_hooks" in n] == [
+        f"FUSE in the amd64 guest running Linux {k}, 0-2: the cases marked exec_hooks"
+        for k in (kernels[0], kernels[-1])]
+    assert names[-1].endswith("(not every_kernel)")
 
 
 def test_a_stage_says_where_it_is_and_how_long_it_took(build):
