@@ -6,13 +6,18 @@
  *   varsym unset [-s|-u] [--save] DIR NAME...
  *   varsym list [-s|-u] DIR
  *   varsym get [-s|-u] DIR NAME
- *   varsym load [-s|-u] [--config FILE] DIR
+ *   varsym load [-s|-u] [--config FILE] [--mount-ns NS] DIR
  *
  * Both implementations serve the scopes as extended attributes of the
  * mount's root (docs/varsymfs.5): a getxattr gives a scope's block, a
  * setxattr applies one change whole.  The command checks a change with the
  * core's own edit first, so that its message names the bad entry; the file
  * system checks it again and is the authority.
+ *
+ * load --mount-ns NS loads a mount of another mount namespace, for
+ * mount.varsymfs -N NS: the file is read here, then the command enters NS
+ * and acts on DIR's mount there through one descriptor, and runs nothing
+ * after: NS's files are whoever owns NS's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,11 +25,15 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <linux/nsfs.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -36,6 +45,9 @@ struct scope_cmd {
 	bool scope_given;	/* -s or -u was given */
 	bool save;		/* --save: rewrite the configuration too */
 	const char *config;	/* --config FILE */
+	const char *mount_ns;	/* --mount-ns NS (load) */
+	const char *dir;	/* DIR as given */
+	int root_fd;		/* with mount_ns: the mount's root, in NS */
 	char root[PATH_MAX];	/* the mount's root */
 	char user_conf[PATH_MAX];	/* the user's own configuration */
 };
@@ -78,10 +90,16 @@ static int find_root(struct scope_cmd *s, const char *dir)
 	return 0;
 }
 
-/* The scope's block now: its length, or -1 after a message. */
+/*
+ * The scope's block now: its length, or -1 after a message.  A mount of
+ * another namespace is reached through its descriptor only: s->root is
+ * its path there, and means something else here.
+ */
 static ssize_t read_scope(const struct scope_cmd *s, char *buf)
 {
-	ssize_t n = getxattr(s->root, attr_of(s), buf, VARSYM_SCOPE_MAX);
+	ssize_t n = s->mount_ns ?
+		    fgetxattr(s->root_fd, attr_of(s), buf, VARSYM_SCOPE_MAX) :
+		    getxattr(s->root, attr_of(s), buf, VARSYM_SCOPE_MAX);
 
 	if (n < 0)
 		fprintf(stderr, "varsym: %s: cannot read the %s scope: %s\n",
@@ -301,6 +319,131 @@ static int change(struct scope_cmd *s, size_t len)
 	return EXIT_USAGE;
 }
 
+/* ---- load --mount-ns NS ---- */
+
+/*
+ * Whether the mount namespace nsfd belongs to a user namespace other than
+ * ours: its root, another user, may mount and unmount there.  What cannot
+ * be told counts as another's.
+ */
+static bool owned_by_another(int nsfd)
+{
+	struct stat ours, owner;
+	int userfd = ioctl(nsfd, NS_GET_USERNS);
+	bool other;
+
+	if (userfd < 0)
+		return true;
+	other = fstat(userfd, &owner) || stat("/proc/self/ns/user", &ours) ||
+		owner.st_dev != ours.st_dev || owner.st_ino != ours.st_ino;
+	close(userfd);
+	return other;
+}
+
+/* Whether the mount table mounts (a mountinfo file) has a mount of dev. */
+static bool mounted_in(FILE *mounts, dev_t dev)
+{
+	unsigned int major, minor;
+	char *line = NULL;
+	size_t size = 0;
+	bool found = false;
+
+	while (!found && getline(&line, &size, mounts) > 0)
+		found = sscanf(line, "%*s %*s %u:%u", &major, &minor) == 2 &&
+			makedev(major, minor) == dev;
+	free(line);
+	return found;
+}
+
+/*
+ * DIR's mount, in the namespace NS names, into s->root_fd, and its path
+ * there (as NS sees it) into s->root.  Everything NS's owner could choose
+ * is settled first, here: the namespace file, our own /proc/self (NS's
+ * /proc is theirs to mount over), our mount table.  After setns(2) the
+ * command makes system calls only.
+ *
+ * In a namespace another user owns, that user may unmount what was just
+ * mounted at DIR and put there a copy of one of our own mounts, whose
+ * system scope the load would then replace: a file system that this
+ * namespace has mounted too is refused.  (A mount made in a namespace of
+ * another user never propagates here, so the mount just made is not one.)
+ * 0, or an exit status after a message.
+ */
+static int enter_mount_ns(struct scope_cmd *s)
+{
+	const char *ns = s->mount_ns;
+	char path[PATH_MAX], fd_link[32];
+	FILE *ours = NULL;
+	int nsfd, self, ret = EXIT_USAGE;
+	struct stat st;
+	ssize_t n;
+
+	if (ns[0] && !ns[strspn(ns, "0123456789")])
+		snprintf(path, sizeof(path), "/proc/%s/ns/mnt", ns);
+	else
+		snprintf(path, sizeof(path), "%s", ns);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0) {
+		fprintf(stderr, "varsym: %s: cannot open its mount namespace (%s): %s\n",
+			ns, path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (self < 0) {
+		fprintf(stderr, "varsym: /proc/self: %s\n", strerror(errno));
+		goto out;
+	}
+	if (owned_by_another(nsfd)) {
+		ours = fopen("/proc/self/mountinfo", "re");
+		if (!ours) {
+			fprintf(stderr, "varsym: /proc/self/mountinfo: %s\n",
+				strerror(errno));
+			goto out;
+		}
+	}
+	if (setns(nsfd, CLONE_NEWNS)) {
+		if (errno == EINVAL)
+			fprintf(stderr, "varsym: %s: not a mount namespace\n",
+				ns);
+		else
+			fprintf(stderr, "varsym: %s: cannot enter its mount namespace: %s\n",
+				ns, strerror(errno));
+		goto out;
+	}
+	s->root_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->root_fd < 0) {
+		fprintf(stderr, "varsym: %s: %s: %s\n", ns, s->dir,
+			strerror(errno));
+		goto out;
+	}
+	snprintf(fd_link, sizeof(fd_link), "fd/%d", s->root_fd);
+	n = readlinkat(self, fd_link, s->root, sizeof(s->root) - 1);
+	if (n <= 0 || s->root[0] != '/' || (size_t)n == sizeof(s->root) - 1) {
+		fprintf(stderr, "varsym: %s: %s: where it is in the namespace cannot be told\n",
+			ns, s->dir);
+		goto out;
+	}
+	s->root[n] = '\0';
+	if (fgetxattr(s->root_fd, VARSYM_XATTR_SYSTEM_SCOPE, NULL, 0) < 0) {
+		fprintf(stderr, "varsym: %s: %s: not a varsymfs mount (%s)\n",
+			ns, s->dir, strerror(errno));
+		goto out;
+	}
+	if (ours && (fstat(s->root_fd, &st) || mounted_in(ours, st.st_dev))) {
+		fprintf(stderr, "varsym: %s: %s: not loaded: its file system is mounted outside the namespace too, so it is not a mount made there\n",
+			ns, s->dir);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ours)
+		fclose(ours);
+	if (self >= 0)
+		close(self);
+	close(nsfd);
+	return ret;
+}
+
 /* ---- the commands ---- */
 
 /* What a verb takes: its options, and after DIR its operands. */
@@ -308,6 +451,7 @@ struct verb {
 	bool scope;		/* -s, -u */
 	bool save;		/* --save */
 	bool config;		/* --config FILE */
+	bool mount_ns;		/* --mount-ns NS */
 	int min, max;		/* operands after DIR */
 };
 
@@ -323,6 +467,7 @@ static int parse(struct scope_cmd *s, const struct verb *v, int argc,
 		{ "user", no_argument, NULL, 'u' },
 		{ "save", no_argument, NULL, 'S' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "mount-ns", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -339,12 +484,16 @@ static int parse(struct scope_cmd *s, const struct verb *v, int argc,
 			s->save = true;
 		} else if (c == 'c' && v->config) {
 			s->config = optarg;
+		} else if (c == 'N' && v->mount_ns) {
+			s->mount_ns = optarg;
 		} else if (c == 'h') {
 			usage(stdout);
 			*status = EXIT_RESOLVES;
 			return -1;
-		} else if (c == 'c') {
-			*status = bad_usage("--config is an option of load only",
+		} else if (c == 'c' || c == 'N') {
+			*status = bad_usage(c == 'c' ?
+					    "--config is an option of load only" :
+					    "--mount-ns is an option of load only",
 					    NULL);
 			return -1;
 		} else {
@@ -355,6 +504,11 @@ static int parse(struct scope_cmd *s, const struct verb *v, int argc,
 	}
 	if (system && user) {
 		*status = bad_usage("-s and -u name two scopes: give one", NULL);
+		return -1;
+	}
+	if (s->mount_ns && !*s->mount_ns) {
+		*status = bad_usage("--mount-ns needs a PID or a namespace file",
+				    NULL);
 		return -1;
 	}
 	if (system)
@@ -375,7 +529,9 @@ static int parse(struct scope_cmd *s, const struct verb *v, int argc,
 				    argv[optind + 1 + v->max]);
 		return -1;
 	}
-	*status = find_root(s, argv[optind]);
+	s->dir = argv[optind];
+	/* a mount of another namespace is found there, after the file */
+	*status = s->mount_ns ? 0 : find_root(s, argv[optind]);
 	return *status ? -1 : optind + 1;
 }
 
@@ -471,10 +627,6 @@ int cmd_list(int argc, char **argv)
 }
 
 /*
- * The system scope becomes the configuration's section for the mount, in
- * one change: what it no longer names is unset.  No file: nothing to do.
- */
-/*
  * One name's value, alone on a line: from the scope -s or -u names, or
  * without either from the user scope, then the system scope (what the
  * caller's processes get when their environment does not set it).
@@ -514,10 +666,14 @@ int cmd_get(int argc, char **argv)
 	return EXIT_UNRESOLVED;
 }
 
-int cmd_load(int argc, char **argv)
+/*
+ * The scope becomes the configuration's section for the mount, in one
+ * change: what it no longer names is unset.  The file is read first: with
+ * --mount-ns, the caller's, before the command enters the namespace.  No
+ * file: nothing to do.
+ */
+static int load(struct scope_cmd *s)
 {
-	const struct verb v = { .scope = true, .config = true };
-	struct scope_cmd s = { 0 };
 	struct varsym_scope_entry e;
 	struct report r = { 0 };
 	char *text;
@@ -526,21 +682,21 @@ int cmd_load(int argc, char **argv)
 	size_t pos = 0;
 	int status;
 
-	if (parse(&s, &v, argc, argv, &status) < 0)
-		return status;
-	s.system = !s.scope_given || s.system;	/* the system's by default */
-	path = r.path = config_path(&s);
+	path = r.path = config_path(s);
 	len = varsym_conf_read(path, &text);
-	if (len == -ENOENT && !s.config)
-		return EXIT_RESOLVES;
-	if (len < 0) {
+	if (len < 0 && (len != -ENOENT || s->config)) {
 		fprintf(stderr, "varsym: %s: %s\n", path, strerror(-len));
 		return EXIT_USAGE;
 	}
-	n = varsym_conf_section(text, len, s.root, edited, sizeof(edited),
+	status = s->mount_ns ? enter_mount_ns(s) : 0;
+	if (status || len < 0) {
+		free(text);
+		return status;
+	}
+	n = varsym_conf_section(text, len, s->root, edited, sizeof(edited),
 				print_report, &r);
 	free(text);
-	old = read_scope(&s, block);
+	old = read_scope(s, block);
 	if (old < 0)
 		return EXIT_USAGE;
 	/* unset what the file no longer names, then its values */
@@ -566,7 +722,25 @@ int cmd_load(int argc, char **argv)
 	}
 	memcpy(edits + len, edited, n);
 	len += n;
-	if (len && setxattr(s.root, attr_of(&s), edits, len, 0))
-		return change_failed(&s, errno);
+	if (len && (s->mount_ns ?
+		    fsetxattr(s->root_fd, attr_of(s), edits, len, 0) :
+		    setxattr(s->root, attr_of(s), edits, len, 0)))
+		return change_failed(s, errno);
 	return r.skipped ? EXIT_REFUSED : EXIT_RESOLVES;
+}
+
+int cmd_load(int argc, char **argv)
+{
+	const struct verb v = { .scope = true, .config = true,
+				.mount_ns = true };
+	struct scope_cmd s = { .root_fd = -1 };
+	int status;
+
+	if (parse(&s, &v, argc, argv, &status) < 0)
+		return status;
+	s.system = !s.scope_given || s.system;	/* the system's by default */
+	status = load(&s);
+	if (s.root_fd >= 0)
+		close(s.root_fd);
+	return status;
 }

@@ -447,6 +447,68 @@ def test_dash_n_runs_nothing_of_that_namespace(helper, nobodys_namespace,
     assert mounts_at(where, ns.pid) == 1
 
 
+@needs_real_root
+@pytest.mark.attack
+def test_load_in_a_users_namespace_leaves_our_mounts_alone(varsymfs, helper,
+                                                          nobodys_namespace,
+                                                          public_dir):
+    """Between the helper's mount and its load, whoever owns NS may unmount
+    the new mount and put there a copy of one of root's own mounts, which
+    their namespace has: `varsym load --mount-ns` must not replace that
+    mount's system scope (a file system also mounted in root's namespace
+    is refused; the helper then unmounts in NS)."""
+    outside = varsymfs("")
+    os.setxattr(outside.dir, SYSTEM, b"V=/outside")
+    where = os.path.join(public_dir, "m")
+    os.mkdir(where)
+    os.chmod(where, 0o755)
+    ns = nobodys_namespace(binds=[(outside.dir, where)])
+    conf = os.path.join(public_dir, "varsym.conf")
+    with open(conf, "w") as f:
+        f.write(f"[{os.path.realpath(where)}]\nV=/inside\n")
+    for arg in (str(ns.pid), f"/proc/{ns.pid}/ns/mnt"):
+        p = run([helper.env["VARSYM"], "load", f"--mount-ns={arg}",
+                 "--config", conf, where], env={"PATH": SBIN})
+        assert p.returncode == 2, f"{p.cmd}: {p.returncode}\n{p.err}"
+        assert p.err == f"varsym: {arg}: {where}: not loaded: its file " \
+            "system is mounted outside the namespace too, so it is not a " \
+            "mount made there\n", p.err
+        assert os.getxattr(outside.dir, SYSTEM) == b"V=/outside\0"
+    assert not ns.marks(), ns.marks()
+
+
+def test_load_mount_ns_names_what_is_wrong(helper, public_dir):
+    """varsym load --mount-ns NS: a namespace that cannot be entered, or a
+    DIR there that is not a varsymfs mount, is named; the option is
+    load's alone.  (The first line said; the errno of the last is the
+    file system's.)"""
+    varsym = helper.env["VARSYM"]
+    conf = os.path.join(public_dir, "varsym.conf")
+    open(conf, "w").close()
+    load = ["load", "--config", conf]
+    for argv, said in (
+            (["set", "--mount-ns=1", public_dir, "V=1"],
+             "varsym: --mount-ns is an option of load only"),
+            (load + ["--mount-ns=", public_dir],
+             "varsym: --mount-ns needs a PID or a namespace file"),
+            (load + ["--mount-ns=/nonexistent", public_dir],
+             "varsym: /nonexistent: cannot open its mount namespace "
+             "(/nonexistent): No such file or directory"),
+            (load + ["--mount-ns=999999999", public_dir],
+             "varsym: 999999999: cannot open its mount namespace "
+             "(/proc/999999999/ns/mnt): No such file or directory"),
+            (load + [f"--mount-ns={conf}", public_dir],
+             f"varsym: {conf}: not a mount namespace"),
+            (load + ["--mount-ns=/proc/self/ns/mnt", public_dir],
+             f"varsym: /proc/self/ns/mnt: {public_dir}: not a varsymfs "
+             "mount (")):
+        p = run([varsym] + argv, env={"PATH": SBIN})
+        assert p.returncode == 2, f"{p.cmd}: {p.returncode}\n{p.err}"
+        first = p.err.splitlines()[0]
+        assert first.startswith(said) if said.endswith("(") else \
+            first == said, p.err
+
+
 def test_dash_n_names_no_namespace(helper, public_dir):
     """-N without a namespace, or naming none: nothing is mounted."""
     where = os.path.join(public_dir, "m")
