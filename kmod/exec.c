@@ -116,6 +116,13 @@ static DECLARE_DELAYED_WORK(detach_work, detach_unused);
 static unsigned int fail_watches;
 module_param(fail_watches, uint, 0600);
 MODULE_PARM_DESC(fail_watches, "the next N watches fail to allocate (tests only)");
+/* ...and a detach that follows the last umount at once, many per second. */
+static bool detach_at_once;
+module_param(detach_at_once, bool, 0600);
+MODULE_PARM_DESC(detach_at_once, "detach the hooks at the last umount (tests only)");
+#define detach_delay() (READ_ONCE(detach_at_once) ? 0 : DETACH_DELAY)
+#else
+#define detach_delay() DETACH_DELAY
 #endif
 
 static struct hlist_bl_head *bucket_of(const struct task_struct *task)
@@ -165,6 +172,19 @@ static void free_watch(struct exec_watch *w)
 }
 
 /*
+ * Takes w out of the table, under its bucket's lock: whether its task
+ * work is still to run, and will free it.  Otherwise the caller holds the
+ * only way to it, and frees it.
+ */
+static bool unlist_watch(struct exec_watch *w)
+{
+	if (w->listed)
+		hlist_bl_del_rcu(&w->node);
+	w->listed = false;
+	return w->work_queued;
+}
+
+/*
  * Takes w out of the table: it is freed now, or by its task work if that
  * is still to run.  Under no lock.
  */
@@ -174,10 +194,7 @@ static void end_watch(struct exec_watch *w)
 	bool queued;
 
 	hlist_bl_lock(b);
-	if (w->listed)
-		hlist_bl_del_rcu(&w->node);
-	w->listed = false;
-	queued = w->work_queued;
+	queued = unlist_watch(w);
 	hlist_bl_unlock(b);
 	if (!queued)
 		free_watch(w);
@@ -465,24 +482,33 @@ static void detach_hooks(unsigned int attached)
 /*
  * The hooks are gone: every watch goes.  An exec whose interpreter already
  * followed its caller cannot have its verdict any more: it is killed.
+ * Each watch is taken off the table under the bucket's lock, so that its
+ * task work, running meanwhile, either frees it (queued) or never sees it.
  */
 static void end_all_watches(void)
 {
+	struct hlist_bl_head *b;
 	struct exec_watch *w;
 	unsigned int i;
+	bool queued = false;
 
 	for (i = 0; i < ARRAY_SIZE(watches); i++) {
+		b = &watches[i];
 		for (;;) {
-			hlist_bl_lock(&watches[i]);
-			w = hlist_bl_empty(&watches[i]) ? NULL :
-			    hlist_bl_entry(hlist_bl_first(&watches[i]),
+			hlist_bl_lock(b);
+			w = hlist_bl_empty(b) ? NULL :
+			    hlist_bl_entry(hlist_bl_first(b),
 					   struct exec_watch, node);
-			if (w && w->followed_caller)
-				send_sig(SIGKILL, w->task, 1);
-			hlist_bl_unlock(&watches[i]);
+			if (w) {
+				if (w->followed_caller)
+					send_sig(SIGKILL, w->task, 1);
+				queued = unlist_watch(w);
+			}
+			hlist_bl_unlock(b);
 			if (!w)
 				break;
-			end_watch(w);
+			if (!queued)
+				free_watch(w);
 		}
 	}
 }
@@ -549,7 +575,7 @@ void varsymfs_exec_detach(void)
 {
 	mutex_lock(&attach_lock);
 	if (!--mounts && hooked)
-		mod_delayed_work(system_wq, &detach_work, DETACH_DELAY);
+		mod_delayed_work(system_wq, &detach_work, detach_delay());
 	mutex_unlock(&attach_lock);
 }
 
