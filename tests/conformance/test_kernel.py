@@ -308,23 +308,30 @@ def test_nobody_autoloading_binfmt_misc_keeps_the_execve_rule(
         assert p.out == "att\n", (user, p.out, p.err)
 
 
-def exec_loop(count=400):
-    """A shell running /bin/true count times, then printing done."""
-    return subprocess.Popen(
-        ["/bin/sh", "-c", f"i=0; while [ $i -lt {count} ]; do /bin/true; "
-         "i=$((i + 1)); done; echo done"],
-        stdout=subprocess.PIPE, env=SBIN)
+class ExecLoop:
+    """A shell running /bin/true until stop(), which waits for it: every
+    exec must have run, and at least one before stop()."""
 
+    def __init__(self, scratch):
+        self.stop_file = os.path.join(scratch, "stop-execs")
+        self.p = subprocess.Popen(
+            ["/bin/sh", "-c", 'n=0; while [ ! -e "$0" ]; do /bin/true || '
+             'exit 1; n=$((n + 1)); [ $n != 1 ] || echo started; done; '
+             'echo done', self.stop_file],
+            stdout=subprocess.PIPE, env=SBIN)
+        # under way: its first exec ran
+        assert self.p.stdout.readline() == b"started\n"
 
-def finish(execs):
-    """Waits for exec_loop(); it must have run every exec."""
-    try:
-        out, _ = execs.communicate(timeout=300)
-        assert out == b"done\n" and execs.returncode == 0
-    finally:
-        if execs.poll() is None:
-            execs.kill()
-            execs.wait()
+    def stop(self):
+        open(self.stop_file, "w").close()
+        try:
+            out, _ = self.p.communicate(timeout=300)
+            assert out.endswith(b"done\n") and self.p.returncode == 0
+        finally:
+            if self.p.poll() is None:
+                self.p.kill()
+                self.p.wait()
+            os.unlink(self.stop_file)
 
 
 def reload_module(before=None):
@@ -347,24 +354,17 @@ def test_execs_during_mount_and_umount(varsymfs, public_dir):
     exec goes on, and the kernel logs no problem (vm-run fails the guest
     on any)."""
     failed = dmesg().count("cannot attach")
-    stop = os.path.join(public_dir, "stop-execs")
     for _ in range(3):
         assert unhooked_within()
-        # execs until told to stop
-        execs = subprocess.Popen(
-            ["/bin/sh", "-c", 'while [ ! -e "$0" ]; do /bin/true || exit 1; '
-             'done; echo done', stop], stdout=subprocess.PIPE, env=SBIN)
+        execs = ExecLoop(public_dir)
         try:
-            time.sleep(0.2)         # the loop is under way
             m = varsymfs("UNIVERSE")
             time.sleep(0.2)
             m.stop()
             # execs run while the hooks go
             assert unhooked_within()
         finally:
-            open(stop, "w").close()
-            finish(execs)
-            os.unlink(stop)
+            execs.stop()
     assert run(["/bin/true"]).returncode == 0
     assert dmesg().count("cannot attach") == failed
 
@@ -497,7 +497,7 @@ def unload_misc():
 
 
 @pytest.fixture(params=["after", "before", "reloaded"])
-def misc_loaded(request):
+def misc_loaded(request, public_dir):
     """binfmt_misc, mounted, loaded after varsymfs, before it, or unloaded
     and loaded again while execs run; put back as it was afterwards.
     Yields the list of entries to remove."""
@@ -512,12 +512,12 @@ def misc_loaded(request):
     else:
         load_misc()
     if request.param == "reloaded":
-        execs = exec_loop()
+        execs = ExecLoop(public_dir)
         try:
             unload_misc()
             load_misc()
         finally:
-            finish(execs)
+            execs.stop()
     entries = []
     yield entries
     for name in entries:
@@ -737,3 +737,78 @@ def test_exec_in_flight_at_module_load_keeps_the_real_loader(
             run(["umount", vmnt], env=SBIN)
         if not os.path.exists("/sys/module/varsymfs"):
             run(["insmod", module_path()], env=SBIN, check=True)
+
+
+@pytest.mark.attack
+@pytest.mark.threads
+def test_detach_while_marked_execs_end(public_dir):
+    """Security round 5, item 5: the hooks' detach ends every watch while
+    the watches' own tasks end them too (their task work, at the end of
+    each exec).  Before, end_all_watches() ended a watch after dropping its
+    bucket's lock, with no reference: a task ending the same watch in that
+    window freed it first, and both put the task and freed the watch.  Any
+    user drives the detach with a rootless mount and umount in a loop.
+
+    The tests' build detaches at the last umount, not DETACH_DELAY later,
+    so that it happens at each of five umounts here (each attach and
+    detach patches the kernel's text: seconds under TCG), while four loops
+    exec a script whose interpreter is found through the mount, with the
+    caller's UNIVERSE (marked execs: a detach kills those it finds).  No
+    guest has shown the double free (the window is a few instructions
+    wide); what holds is that every detach leaves no watch and no object
+    behind: the module unloads (each watch holds a module reference), and
+    slub_debug and vm-run find no corruption in the kernel log."""
+    rounds = 5
+    faulty = module_path().replace("/varsymfs.ko", "/faults/varsymfs.ko")
+    if not os.path.exists(faulty):
+        pytest.skip(f"no {faulty} (make kmod)")
+    if mounted_at_type("varsymfs"):
+        pytest.skip("a varsymfs mount exists already")
+    where = os.path.join(public_dir, "detach")
+    os.mkdir(where)
+    os.chmod(where, 0o755)
+    script = os.path.join(public_dir, "through-the-mount")
+    with open(script, "w") as f:
+        f.write(f"#!{where}/resolve/true\n")
+    os.chmod(script, 0o755)
+    stop = os.path.join(public_dir, "stop-execs")
+    counts = [os.path.join(public_dir, f"ran-{i}") for i in range(4)]
+    if run(["rmmod", "varsymfs"], env=SBIN).returncode:
+        pytest.skip("varsymfs is in use: cannot load the tests' build")
+    loops = []
+    try:
+        run(["insmod", faulty, "detach_at_once=1"], env=SBIN, check=True)
+        for count in counts:
+            loops.append(subprocess.Popen(
+                ["/bin/sh", "-c", 'n=0; while [ ! -e "$0" ]; do '
+                 '"$1" && n=$((n + 1)); done; echo $n >"$2"',
+                 stop, script, count],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env={**SBIN, "UNIVERSE": "/usr/bin"}))
+        for _ in range(rounds):
+            run(["mount", "-t", "varsymfs", "-o", "UNIVERSE", "none", where],
+                env=SBIN, check=True)
+            time.sleep(0.05)
+            if run(["umount", where], env=SBIN).returncode:
+                run(["umount", "-l", where], env=SBIN, check=True)
+    finally:
+        open(stop, "w").close()
+        for p in loops:
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if mounted_at(where):
+            run(["umount", "-l", where], env=SBIN)
+        assert unhooked_within(), "hooked after the last umount"
+        # every watch gone: nothing holds the module
+        deadline = time.monotonic() + 10
+        while run(["rmmod", "varsymfs"], env=SBIN).returncode:
+            assert time.monotonic() < deadline, "the tests' build stays in use"
+            time.sleep(0.2)
+        run(["insmod", module_path()], env=SBIN, check=True)
+    ran = sum(int(open(c).read() or 0) for c in counts if os.path.exists(c))
+    print(f"{rounds} mounts and detaches; {ran} execs through the mount ran")
+    assert ran > 0, "no exec through the mount ran"
+    assert not re.search(r"BUG|double free|Poison overwritten", dmesg())
