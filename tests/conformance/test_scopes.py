@@ -7,6 +7,7 @@ Each precedence row is checked on a template link and on the seed link; a
 secure-exec caller is a real setuid-root copy of vsprobe run by nobody.
 """
 import os
+import pwd
 import shutil
 import subprocess
 import textwrap
@@ -607,6 +608,207 @@ def test_a_save_the_mount_refuses_leaves_the_file(varsymfs, varsym,
         assert f.read() == "# nobody's\n"
     assert os.listdir(d) == ["varsym.conf"]
     assert os.getxattr(m.dir, SYSTEM) == b""
+
+
+# ---- --save writes only its writer's own files -------------------------------
+
+VICTIM = "# root's own file, which is not varsym's\nkeep=me\n"
+
+
+def nobodys(path, mode=0o755):
+    """A directory made at path and given to nobody."""
+    os.mkdir(path)
+    os.chmod(path, mode)
+    os.chown(path, 65534, 65534)
+    return path
+
+
+def nobodys_link(target, path):
+    """A symbolic link at path to target, owned by nobody."""
+    os.symlink(target, path)
+    os.lchown(path, 65534, 65534)
+    return path
+
+
+def roots_dir(path):
+    """A directory made at path, root's, 0755, with VICTIM in it."""
+    os.mkdir(path)
+    os.chmod(path, 0o755)
+    victim = os.path.join(path, "victim")
+    with open(victim, "w") as f:
+        f.write(VICTIM)
+    os.chmod(victim, 0o644)
+    return victim
+
+
+def untouched(victim, inode):
+    """The victim has its text and inode, and its directory nothing else."""
+    with open(victim) as f:
+        assert f.read() == VICTIM
+    assert os.stat(victim).st_ino == inode
+    assert os.listdir(os.path.dirname(victim)) == ["victim"]
+
+
+def as_root_with_a_private_home(varsym, env, *args):
+    """varsym ARGS run by root with env (a user's environment, as `su`
+    without `-` and `sudo -E` keep it), in a mount namespace of its own
+    where root's home from the password database is an empty tmpfs, so
+    that the real one is never written: "status N" and what root's own
+    file there then holds, or "no file" (read in that namespace, which
+    ends with the shell)."""
+    home = pwd.getpwuid(0).pw_dir
+    script = textwrap.dedent("""
+        home=$1 varsym=$2
+        shift 2
+        mount -t tmpfs -o mode=0700 varsym-test "$home" || exit 99
+        "$varsym" "$@"
+        echo "status $?"
+        cat "$home/.config/varsym.conf" 2>/dev/null || echo "no file"
+        """)
+    p = run(["/usr/bin/unshare", "--mount", "--propagation", "private",
+             "/bin/sh", "-c", script, "sh", home, varsym] + list(args),
+            env=env)
+    assert p.returncode == 0, f"{p.cmd}: {p.returncode}\n{p.err}"
+    return p
+
+
+@pytest.mark.attack
+@needs_real_root
+@pytest.mark.parametrize("target", ["existing", "new"])
+@pytest.mark.parametrize("variable", ["XDG_CONFIG_HOME", "HOME"])
+def test_roots_user_file_is_never_the_one_a_users_environment_names(
+        varsymfs, varsym, public_dir, variable, target):
+    """Security round 5, item 4: root's `varsym set -u --save`, run with a
+    user's environment (`su` without `-`, `sudo -E`), took its file from
+    $XDG_CONFIG_HOME or $HOME and followed the user's link there, so the
+    user chose which root file was replaced (another inode, another
+    text) or created.  Root's user file is in root's own home, from the
+    password database: the user's link is not followed, and the file it
+    points at is neither written nor made."""
+    m = varsymfs("")
+    victim = roots_dir(os.path.join(public_dir, "roots"))
+    inode = os.stat(victim).st_ino
+    created = os.path.join(public_dir, "roots", "created")
+    home = nobodys(os.path.join(public_dir, "home"))
+    env = {**SBIN, "HOME": home}
+    if variable == "XDG_CONFIG_HOME":
+        env["XDG_CONFIG_HOME"] = nobodys(os.path.join(home, "xdg"), 0o700)
+        conf = os.path.join(env["XDG_CONFIG_HOME"], "varsym.conf")
+    else:
+        conf = os.path.join(nobodys(os.path.join(home, ".config"), 0o700),
+                            "varsym.conf")
+    nobodys_link(victim if target == "existing" else created, conf)
+    p = as_root_with_a_private_home(varsym, env, "set", "-u", "--save",
+                                    m.dir, "V=/x")
+    untouched(victim, inode)
+    assert not os.path.lexists(created)
+    assert os.readlink(conf) == (victim if target == "existing" else created)
+    # root's own file, in root's own home; and root's own scope
+    assert p.out == f"status 0\n[{os.path.realpath(m.dir)}]\nV=/x\n", p.err
+    assert p.err == ""
+    assert os.getxattr(m.dir, USER) == b"V=/x\0"
+
+
+@pytest.mark.attack
+@needs_real_root
+@pytest.mark.parametrize("how", ["link", "directory link", "nobody's file"])
+def test_roots_save_writes_no_other_users_file_nor_follows_their_links(
+        varsymfs, varsym, public_dir, how):
+    """Whatever names root's file ($VARSYM_CONF here, or a home), --save
+    follows no symbolic link but root's own, and never replaces a
+    file of another owner: it refuses, naming the file and why, and
+    neither the file nor the scope changes."""
+    m = varsymfs("")
+    vs(varsym, "set", "-s", m.dir, "KEEP=/k")
+    victim = roots_dir(os.path.join(public_dir, "roots"))
+    inode = os.stat(victim).st_ino
+    d = nobodys(os.path.join(public_dir, "nobodys"))
+    if how == "link":
+        conf = nobodys_link(victim, os.path.join(d, "varsym.conf"))
+        why = (f"varsym: {conf}: will not follow it: a symbolic link of "
+               "uid 65534, and --save follows only its writer's (uid 0) "
+               "and root's; nothing changed\n")
+    elif how == "directory link":
+        link = nobodys_link(os.path.dirname(victim), os.path.join(d, "etc"))
+        conf = os.path.join(link, "varsym.conf")
+        why = (f"varsym: {link}: will not follow it: a symbolic link of "
+               "uid 65534, and --save follows only its writer's (uid 0) "
+               "and root's; nothing changed\n")
+    else:
+        conf = os.path.join(d, "varsym.conf")
+        with open(conf, "w") as f:
+            f.write("# nobody's\n")
+        os.chown(conf, 65534, 65534)
+        why = (f"varsym: {conf}: will not write it: it belongs to uid "
+               "65534, and --save writes only its writer's (uid 0) files; "
+               "nothing changed\n")
+    before = sorted(os.listdir(d))
+    p = vs(varsym, "set", "-s", "--save", m.dir, "V=/x",
+           env={**PATH, "VARSYM_CONF": conf}, check=False)
+    untouched(victim, inode)
+    if how == "nobody's file":
+        with open(conf) as f:
+            assert f.read() == "# nobody's\n"
+    assert sorted(os.listdir(d)) == before
+    assert (p.returncode, p.err) == (2, why)
+    assert os.getxattr(m.dir, SYSTEM) == b"KEEP=/k\0"
+
+
+@needs_real_root
+def test_a_users_own_linked_file_is_still_written(varsymfs, varsym,
+                                                  public_dir):
+    """A user's --save follows their own links and root's (a home reached
+    through the system's link, as /home -> /var/home), and writes the
+    target: the link stays a link."""
+    m = varsymfs("")
+    real = os.path.realpath(m.dir)
+    home = nobodys(os.path.join(public_dir, "home"))
+    dots = nobodys(os.path.join(home, "dotfiles"))
+    target = os.path.join(dots, "varsym.conf")
+    with open(target, "w") as f:
+        f.write("# nobody's own, kept in dotfiles\n")
+    os.chown(target, 65534, 65534)
+    config = nobodys(os.path.join(home, ".config"), 0o700)
+    conf = nobodys_link("../dotfiles/varsym.conf",
+                        os.path.join(config, "varsym.conf"))
+    system_link = os.path.join(public_dir, "home-link")
+    os.symlink(home, system_link)               # root's
+    env = {**PATH, "HOME": system_link}
+    vs(varsym, "set", "--save", m.dir, "V=/mine", user="nobody", env=env)
+    assert os.readlink(conf) == "../dotfiles/varsym.conf"
+    with open(target) as f:
+        assert f.read() == f"# nobody's own, kept in dotfiles\n\n[{real}]\n" \
+            "V=/mine\n"
+    st = os.stat(target)
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (65534, 65534, 0o644)
+    assert sorted(os.listdir(dots)) == ["varsym.conf"]
+    assert vs(varsym, "list", m.dir, user="nobody", env=env).out == \
+        "V=/mine\n"
+
+
+@needs_real_root
+def test_a_users_save_refuses_another_owners_file(varsymfs, varsym,
+                                                  public_dir):
+    """A user's own link to a file of another owner (root's here): --save
+    refuses it, saying whose file it is, before any write fails on the
+    way; the user's scope does not change."""
+    m = varsymfs("")
+    vs(varsym, "set", m.dir, "V=/mine", user="nobody")
+    home = nobodys(os.path.join(public_dir, "home"))
+    victim = roots_dir(os.path.join(public_dir, "roots"))
+    inode = os.stat(victim).st_ino
+    config = nobodys(os.path.join(home, ".config"), 0o700)
+    nobodys_link(victim, os.path.join(config, "varsym.conf"))
+    env = {**PATH, "HOME": home}
+    p = vs(varsym, "set", "--save", m.dir, "V=/other", user="nobody",
+           env=env, check=False)
+    assert (p.returncode, p.err) == (2, (
+        f"varsym: {victim}: will not write it: it belongs to uid 0, and "
+        "--save writes only its writer's (uid 65534) files; nothing "
+        "changed\n"))
+    untouched(victim, inode)
+    assert vs(varsym, "list", m.dir, user="nobody", env=env).out == \
+        "V=/mine\n"
 
 
 def said_at_mount(m):
