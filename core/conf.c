@@ -16,7 +16,10 @@
  * one mount's typo is never reported at another's; a broken section
  * header, whose mount nobody can tell, is reported at every mount's.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -253,35 +256,51 @@ void varsym_conf_note(char *buf, size_t size, const char *path,
 				      "%s:%u: warning: %s", path, line, why);
 }
 
-ssize_t varsym_conf_read(const char *path, char **text)
+ssize_t varsym_conf_read_fd(int fd, char **text)
 {
-	FILE *f = fopen(path, "re");
 	size_t len = 0, size = 0;
 	char *grown;
-	int err = 0;
+	ssize_t n;
+	int err;
 
 	*text = NULL;
-	if (!f)
-		return -errno;
-	do {
+	for (;;) {
 		if (size - len < 4096) {
 			grown = realloc(*text, size += 65536);
 			if (!grown) {
 				err = ENOMEM;
-				break;
+				goto fail;
 			}
 			*text = grown;
 		}
-		len += fread(*text + len, 1, size - len - 1, f);
-	} while (!feof(f) && !ferror(f));
-	if (!err && ferror(f))
-		err = errno ? errno : EIO;
-	fclose(f);
-	if (err) {
-		free(*text);
-		*text = NULL;
-		return -err;
+		n = read(fd, *text + len, size - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			goto fail;
+		}
+		if (!n)
+			break;
+		len += n;
 	}
 	(*text)[len] = '\0';
+	return len;
+fail:
+	free(*text);
+	*text = NULL;
+	return -err;
+}
+
+ssize_t varsym_conf_read(const char *path, char **text)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	*text = NULL;
+	if (fd < 0)
+		return -errno;
+	len = varsym_conf_read_fd(fd, text);
+	close(fd);
 	return len;
 }

@@ -249,6 +249,8 @@ size_t varsym_conf_section(const char *text, size_t len, const char *mount,
  * NUL after it; the caller frees it): its length, or -errno.
  */
 ssize_t varsym_conf_read(const char *path, char **text);
+/* The same, from fd's offset to its end (fd stays open). */
+ssize_t varsym_conf_read_fd(int fd, char **text);
 /*
  * What to print of a report: "FILE:LINE: why (line skipped)", or
  * "FILE:LINE: warning: why", NUL-terminated in buf, cut to size.
