@@ -25,14 +25,17 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -131,32 +134,72 @@ static int change_failed(const struct scope_cmd *s, int e)
 /* ---- the configuration file ---- */
 
 /*
+ * Whether this varsym has rights its real user has not.  "Root" here is
+ * an effective uid of 0 (that of any user namespace: the rights that
+ * write), and so is a set-id start (AT_SECURE, or real and effective uids
+ * apart) or any effective capability.  Whoever started such a varsym
+ * chose its environment, and may be a user: `su` without `-` and `sudo
+ * -E` keep the user's $HOME and $XDG_CONFIG_HOME.
+ */
+static bool privileged(void)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct caps[2] = { { 0 } };
+
+	if (geteuid() == 0 || getuid() != geteuid() || getauxval(AT_SECURE))
+		return true;
+	if (syscall(SYS_capget, &head, caps))
+		return true;		/* cannot tell: as if it had some */
+	return caps[0].effective || caps[1].effective;
+}
+
+/*
  * The file of the user's own scopes: $XDG_CONFIG_HOME/varsym.conf, or
  * ~/.config/varsym.conf (the XDG base directories), in s->user_conf.
- * Read and written by the user's own varsym, never by a file system.
+ * Read and written by the user's own varsym, never by a file system.  A
+ * privileged varsym (root) reads neither variable, nor $HOME, which a
+ * user may have chosen: the home is its real user's (whose scope it
+ * changes) in the password database.  NULL when it has none there.
  */
 static const char *user_config_path(struct scope_cmd *s)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	bool priv = privileged();
 	struct passwd *pw;
 
+	if (priv)
+		xdg = home = NULL;
 	if (xdg && xdg[0] == '/')
 		snprintf(s->user_conf, sizeof(s->user_conf), "%s/varsym.conf",
 			 xdg);
 	else if (home && home[0] == '/')
 		snprintf(s->user_conf, sizeof(s->user_conf),
 			 "%s/.config/varsym.conf", home);
-	else if ((pw = getpwuid(getuid())))
+	else if ((pw = getpwuid(getuid())) && pw->pw_dir &&
+		 pw->pw_dir[0] == '/')
 		snprintf(s->user_conf, sizeof(s->user_conf),
 			 "%s/.config/varsym.conf", pw->pw_dir);
-	else
+	else if (!priv)
 		snprintf(s->user_conf, sizeof(s->user_conf), "varsym.conf");
+	else
+		return NULL;
 	return s->user_conf;
+}
+
+/* What a privileged varsym with no home of its own says. */
+static int no_user_config(void)
+{
+	fprintf(stderr, "varsym: uid %u has no home directory in the password database, where a privileged varsym finds its user's own file (never from $HOME or $XDG_CONFIG_HOME)\n",
+		(unsigned int)getuid());
+	return EXIT_USAGE;
 }
 
 /*
  * The configuration file of the scope s names: --config, else the
- * system's ($VARSYM_CONF, or /etc/varsym.conf) or the user's own.
+ * system's ($VARSYM_CONF, or /etc/varsym.conf) or the user's own (NULL
+ * when a privileged varsym's user has no home).
  */
 static const char *config_path(struct scope_cmd *s)
 {
@@ -292,6 +335,8 @@ static int change(struct scope_cmd *s, size_t len)
 		fprintf(stderr, "varsym: %s; nothing changed\n", msg);
 		return EXIT_REFUSED;
 	}
+	if (s->save && !config_path(s))
+		return no_user_config();
 	if (s->save && !s->system && !s->config)
 		make_user_config_dir(config_path(s));
 	if (s->save && conf_prepare(&w, config_path(s), s->root, edits, len))
@@ -622,7 +667,8 @@ int cmd_list(int argc, char **argv)
 		putchar('\n');
 	}
 	/* what the scope's file holds that a load leaves out, on stderr */
-	conf_skipped(config_path(&s), s.root, NULL, NULL);
+	if (config_path(&s))
+		conf_skipped(config_path(&s), s.root, NULL, NULL);
 	return EXIT_RESOLVES;
 }
 
@@ -683,6 +729,8 @@ static int load(struct scope_cmd *s)
 	int status;
 
 	path = r.path = config_path(s);
+	if (!path)
+		return no_user_config();
 	len = varsym_conf_read(path, &text);
 	if (len < 0 && (len != -ENOENT || s->config)) {
 		fprintf(stderr, "varsym: %s: %s\n", path, strerror(-len));
