@@ -12,20 +12,27 @@
  *
  * The new text goes to a temporary file in the file's own directory (the
  * directory of the last of its symbolic links' targets: a link stays a
- * link), with the file's mode and owner, synced; only rename(2) puts it in
+ * link), with the file's mode and group, synced; only rename(2) puts it in
  * place, so that a reader or a crash sees the old file or the new one.
  * The caller changes the live scope between the two steps
  * (conf_prepare(), conf_commit()), so that nothing changes when either
  * fails (scopes.c).
+ *
+ * Whoever names the file (an environment root kept from a user, a link in
+ * a user's directory), varsym writes only its own: the path is walked here
+ * one name at a time, a symbolic link is followed only if the writer (the
+ * effective uid) or root owns it, and a file of another owner is refused.
+ * The file's directory is held open from the walk to the rename, so that
+ * nobody can swap a directory of the path for a link meanwhile.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,32 +49,242 @@ static int failed(const char *path, const char *what, int e)
 	return -e;
 }
 
-/*
- * The file path's chain of symbolic links ends at, into out (it may not
- * exist yet, as when writing through a link that points nowhere yet).
- */
-static int follow_links(const char *path, char *out)
+/* "path: will not WHAT it: why; nothing changed" */
+static int refused(const char *path, const char *what, const char *why)
 {
-	char target[PATH_MAX], dir[PATH_MAX];
-	ssize_t n;
-	int i;
+	fprintf(stderr, "varsym: %s: will not %s it: %s; nothing changed\n",
+		path, what, why);
+	return -EPERM;
+}
 
-	if (snprintf(out, PATH_MAX, "%s", path) >= PATH_MAX)
+/* A path walked one name at a time. */
+struct walk {
+	int dir;		/* the directory reached, O_PATH */
+	char done[PATH_MAX];	/* its path, as walked: for messages */
+	char left[PATH_MAX];	/* what is still to walk */
+	int links;		/* symbolic links followed */
+};
+
+/* Puts the next name of k->left in name: false when none is left. */
+static bool next_name(struct walk *k, char *name, bool *last)
+{
+	char *p = k->left, *end;
+	size_t n;
+
+	while (*p == '/')
+		p++;
+	if (!*p)
+		return false;
+	end = strchrnul(p, '/');
+	n = end - p;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	while (*end == '/')
+		end++;
+	*last = !*end;
+	memmove(k->left, end, strlen(end) + 1);
+	return true;
+}
+
+/* k->done with name appended, into out (PATH_MAX bytes, k->done too). */
+static int walked(const struct walk *k, const char *name, char *out)
+{
+	size_t n = strlen(k->done);
+	char buf[PATH_MAX];
+	int len;
+
+	len = snprintf(buf, sizeof(buf), "%s%s%s", k->done,
+		       n && k->done[n - 1] != '/' ? "/" : "", name);
+	if (len >= (int)sizeof(buf))
 		return -ENAMETOOLONG;
-	for (i = 0; i < MAX_LINKS; i++) {
-		n = readlink(out, target, sizeof(target) - 1);
-		if (n < 0)
-			return errno == EINVAL || errno == ENOENT ? 0 : -errno;
-		target[n] = '\0';
-		snprintf(dir, sizeof(dir), "%s", out);
-		if (target[0] != '/' &&
-		    snprintf(out, PATH_MAX, "%s/%s", dirname(dir), target) >=
-		    PATH_MAX)
-			return -ENAMETOOLONG;
-		if (target[0] == '/')
-			memcpy(out, target, n + 1);
+	memcpy(out, buf, len + 1);
+	return 0;
+}
+
+/* The walk starts again from / or its directory, at text. */
+static int restart(struct walk *k, int at, const char *text)
+{
+	int fd = openat(at, text[0] == '/' ? "/" : ".",
+			O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (k->dir >= 0)
+		close(k->dir);
+	k->dir = fd;
+	if (text[0] == '/')
+		snprintf(k->done, sizeof(k->done), "/");
+	return 0;
+}
+
+/*
+ * The link name in k->dir (st its lstat) read, and what it points at put
+ * before what is left of the walk.  Only a link of the writer's or of
+ * root's: root's are the system's own layout (/home a link), which every
+ * user trusts; another user's link would choose where the writer writes.
+ */
+static int follow(struct walk *k, const char *name, const struct stat *st)
+{
+	char target[PATH_MAX], rest[PATH_MAX], at[PATH_MAX], why[128];
+	ssize_t n;
+
+	if (walked(k, name, at))
+		return failed(k->done, "follow its links", ENAMETOOLONG);
+	if (st->st_uid != geteuid() && st->st_uid != 0) {
+		snprintf(why, sizeof(why),
+			 "a symbolic link of uid %u, and --save follows only its writer's (uid %u) and root's",
+			 (unsigned int)st->st_uid, (unsigned int)geteuid());
+		return refused(at, "follow", why);
 	}
-	return -ELOOP;
+	if (++k->links > MAX_LINKS)
+		return failed(at, "follow its links", ELOOP);
+	n = readlinkat(k->dir, name, target, sizeof(target));
+	if (n < 0)
+		return failed(at, "follow its links", errno);
+	if (n == sizeof(target))
+		return failed(at, "follow its links", ENAMETOOLONG);
+	target[n] = '\0';
+	n = snprintf(rest, sizeof(rest), "%s%s%s", target,
+		     *k->left ? "/" : "", k->left);
+	if (n >= (ssize_t)sizeof(rest))
+		return failed(at, "follow its links", ENAMETOOLONG);
+	memcpy(k->left, rest, n + 1);
+	if (target[0] != '/')
+		return 0;
+	n = restart(k, AT_FDCWD, target);
+	return n ? failed(at, "follow its links", -n) : 0;
+}
+
+/*
+ * Walks path to the file it names, following links as follow() allows:
+ * w->dir its directory (held open), w->name its name there, w->path the
+ * whole as walked (for messages).  The file itself may not exist yet.  0,
+ * or -errno after a message.
+ */
+static int walk(struct conf_rewrite *w, const char *path)
+{
+	struct walk k = { .dir = -1 };
+	char name[PATH_MAX];
+	struct stat st;
+	bool last;
+	int fd, err;
+
+	name[0] = '\0';
+	if (snprintf(k.left, sizeof(k.left), "%s", path) >= PATH_MAX)
+		return failed(path, "follow its links", ENAMETOOLONG);
+	err = restart(&k, AT_FDCWD, path);
+	if (err)
+		return failed(path, "write a new copy beside it", -err);
+	while (next_name(&k, name, &last)) {
+		if (!last && !strcmp(name, "."))
+			continue;
+		if (fstatat(k.dir, name, &st, AT_SYMLINK_NOFOLLOW)) {
+			err = errno;
+			if (err == ENOENT && last && strcmp(name, ".."))
+				break;		/* a new file */
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			err = follow(&k, name, &st);
+			if (err) {
+				close(k.dir);
+				return err;
+			}
+			continue;
+		}
+		if (last && strcmp(name, ".") && strcmp(name, ".."))
+			break;			/* the file */
+		fd = openat(k.dir, name,
+			    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			err = errno;
+			goto fail;
+		}
+		close(k.dir);
+		k.dir = fd;
+		err = -walked(&k, name, k.done);
+		if (err)
+			goto fail;
+		name[0] = '\0';
+	}
+	err = EISDIR;		/* a path that ends at a directory */
+	if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
+		goto fail;
+	err = ENAMETOOLONG;
+	if (strlen(name) >= sizeof(w->name))
+		goto fail;
+	memcpy(w->name, name, strlen(name) + 1);
+	err = -walked(&k, name, w->path);
+	if (err)
+		goto fail;
+	w->dir = k.dir;
+	return 0;
+fail:
+	close(k.dir);
+	return failed(path, "write a new copy beside it", err);
+}
+
+/*
+ * The file of w opened for reading, in *fd, and its status in *st: -1 in
+ * *fd when it does not exist yet.  Only a regular file of the writer's
+ * own: root never replaces a user's file, as a user never root's.  0, or
+ * -errno after a message.
+ */
+static int open_own(struct conf_rewrite *w, int *fd, struct stat *st)
+{
+	char why[128];
+
+	/* O_NONBLOCK: a FIFO put there is refused below, not waited on */
+	*fd = openat(w->dir, w->name,
+		     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0)
+		return errno == ENOENT ? 0 : failed(w->path, "read it", errno);
+	if (fstat(*fd, st)) {
+		close(*fd);
+		return failed(w->path, "read it", errno);
+	}
+	if (st->st_uid != geteuid()) {
+		snprintf(why, sizeof(why),
+			 "it belongs to uid %u, and --save writes only its writer's (uid %u) files",
+			 (unsigned int)st->st_uid, (unsigned int)geteuid());
+		close(*fd);
+		return refused(w->path, "write", why);
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(*fd);
+		return refused(w->path, "write", "it is not a regular file");
+	}
+	return 0;
+}
+
+/*
+ * A new file beside w's, only ours (O_EXCL, and no link followed): its
+ * descriptor, its name in w->tmp; or -1 with errno set.
+ */
+static int make_tmp(struct conf_rewrite *w)
+{
+	static const char digits[] = "0123456789abcdefghijklmnopqrstuv";
+	unsigned char r[6];
+	int i, tries, fd;
+	size_t at;
+
+	if (snprintf(w->tmp, sizeof(w->tmp), "%s.XXXXXX", w->name) >=
+	    (int)sizeof(w->tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	at = strlen(w->tmp) - sizeof(r);
+	for (tries = 0; tries < 100; tries++) {
+		if (getrandom(r, sizeof(r), 0) != sizeof(r))
+			return -1;
+		for (i = 0; i < (int)sizeof(r); i++)
+			w->tmp[at + i] = digits[r[i] % 32];
+		fd = openat(w->dir, w->tmp, O_WRONLY | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
 }
 
 /* The growing new text. */
@@ -231,59 +448,69 @@ static int write_all(int fd, const struct text *t)
 	return 0;
 }
 
-int conf_prepare(struct conf_rewrite *w, const char *path, const char *mount,
-		 const char *edits, size_t edits_len)
+/* Writes t and gives the new file st's mode and group, synced. */
+static int write_tmp(int fd, const struct text *t, const struct stat *st)
 {
-	struct text t = { 0 };
-	struct stat st;
-	char *old;
-	ssize_t len;
-	int fd, err;
+	int err = write_all(fd, t);
 
-	w->tmp[0] = '\0';
-	err = follow_links(path, w->path);
-	if (err)
-		return failed(path, "follow its links", -err);
-	len = varsym_conf_read(w->path, &old);
-	if (len < 0 && len != -ENOENT)
-		return failed(w->path, "read it", -len);
-	/* a new file: readable by all, as /etc's files are */
-	if (len == -ENOENT) {
-		st.st_mode = 0644;
-		st.st_uid = geteuid();
-		st.st_gid = getegid();
-	} else if (stat(w->path, &st)) {
-		err = errno;
-		free(old);
-		return failed(w->path, "read it", err);
-	}
-	edit(&t, len < 0 ? "" : old, len < 0 ? 0 : len, mount, edits,
-	     edits_len);
-	free(old);
-	if (t.err)
-		return failed(w->path, "edit it", t.err);
-	fd = -1;
-	errno = ENAMETOOLONG;
-	if (snprintf(w->tmp, sizeof(w->tmp), "%s.XXXXXX", w->path) <
-	    (int)sizeof(w->tmp))
-		fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (fd < 0) {
-		err = errno;
-		free(t.buf);
-		w->tmp[0] = '\0';
-		return failed(w->path, "write a new copy beside it", err);
-	}
-	err = write_all(fd, &t);
-	free(t.buf);
-	if (!err && fchmod(fd, st.st_mode & 07777))
+	if (!err && fchmod(fd, st->st_mode & 07777))
 		err = -errno;
-	if (!err && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
-	    fchown(fd, st.st_uid, st.st_gid))
+	if (!err && st->st_gid != getegid() && fchown(fd, -1, st->st_gid))
 		err = -errno;
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;
+	return err;
+}
+
+int conf_prepare(struct conf_rewrite *w, const char *path, const char *mount,
+		 const char *edits, size_t edits_len)
+{
+	struct text t = { 0 };
+	struct stat st;
+	char *old = NULL;
+	ssize_t len = 0;
+	int fd, err;
+
+	w->tmp[0] = '\0';
+	w->dir = -1;
+	err = walk(w, path);
+	if (!err)
+		err = open_own(w, &fd, &st);
+	if (err) {
+		conf_abandon(w);
+		return err;
+	}
+	/* a new file: readable by all, as /etc's files are */
+	if (fd < 0) {
+		st.st_mode = 0644;
+		st.st_gid = getegid();
+	} else {
+		len = varsym_conf_read_fd(fd, &old);
+		close(fd);
+	}
+	if (len < 0) {
+		conf_abandon(w);
+		return failed(w->path, "read it", -len);
+	}
+	edit(&t, old ? old : "", len, mount, edits, edits_len);
+	free(old);
+	if (t.err) {
+		free(t.buf);
+		conf_abandon(w);
+		return failed(w->path, "edit it", t.err);
+	}
+	fd = make_tmp(w);
+	if (fd < 0) {
+		err = errno;
+		free(t.buf);
+		w->tmp[0] = '\0';
+		conf_abandon(w);
+		return failed(w->path, "write a new copy beside it", err);
+	}
+	err = write_tmp(fd, &t, &st);
+	free(t.buf);
 	if (err) {
 		conf_abandon(w);
 		return failed(w->path, "write a new copy beside it", -err);
@@ -293,25 +520,27 @@ int conf_prepare(struct conf_rewrite *w, const char *path, const char *mount,
 
 int conf_commit(struct conf_rewrite *w)
 {
-	char dir[PATH_MAX];
 	int fd;
 
-	if (rename(w->tmp, w->path))
+	if (renameat(w->dir, w->tmp, w->dir, w->name))
 		return -errno;
 	w->tmp[0] = '\0';
 	/* the rename itself, on disk (best effort: it is done either way) */
-	snprintf(dir, sizeof(dir), "%s", w->path);
-	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(w->dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		fsync(fd);
 		close(fd);
 	}
+	conf_abandon(w);
 	return 0;
 }
 
 void conf_abandon(struct conf_rewrite *w)
 {
 	if (w->tmp[0])
-		unlink(w->tmp);
+		unlinkat(w->dir, w->tmp, 0);
 	w->tmp[0] = '\0';
+	if (w->dir >= 0)
+		close(w->dir);
+	w->dir = -1;
 }

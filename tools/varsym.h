@@ -45,12 +45,16 @@ int cmd_load(int argc, char **argv);
 /*
  * conffile.c: --save, a change made to the configuration file in two
  * steps.  conf_prepare() writes the new text beside the file; 0, or
- * -errno after a message naming the file and the errno.  conf_commit()
- * puts it in place: 0 or -errno (no message).  conf_abandon() drops it.
+ * -errno after a message naming the file and the errno (or, for a link
+ * or a file varsym will not write, why).  conf_commit() puts it in
+ * place: 0 or -errno (no message).  conf_abandon() drops it.  After
+ * conf_prepare() succeeds, one of the two ends it.
  */
 struct conf_rewrite {
 	char path[PATH_MAX];	/* the file, at the end of its links */
-	char tmp[PATH_MAX];	/* its new text, until committed */
+	char name[NAME_MAX + 1];	/* its name in dir */
+	char tmp[NAME_MAX + 1];	/* its new text's name in dir, until committed */
+	int dir;		/* its directory, held open from the walk on */
 };
 
 int conf_prepare(struct conf_rewrite *w, const char *path, const char *mount,

@@ -508,9 +508,10 @@ A=3
 def test_save_edits_the_file_as_a_person_would(varsymfs, varsym, public_dir):
     """--save makes the change in the mount's sections and nowhere else:
     comments, lines a load skips and other sections stay, a line whose
-    value is the same stays as written; the file keeps its mode and owner,
-    a symbolic link stays one and its target is written, and the new text
-    replaces the old whole (a new inode, no file left beside it)."""
+    value is the same stays as written; the file keeps its mode and group
+    (its owner is the writer: another's file is refused), a symbolic link
+    stays one and its target is written, and the new text replaces the
+    old whole (a new inode, no file left beside it)."""
     m = varsymfs("")
     real = os.path.realpath(m.dir)
     target = os.path.join(public_dir, "etc", "site.conf")
@@ -518,10 +519,10 @@ def test_save_edits_the_file_as_a_person_would(varsymfs, varsym, public_dir):
     with open(target, "w") as f:
         f.write(SAVED_BEFORE.format(where=real))
     os.chmod(target, 0o640)
-    # another owner than the writer's (in a user namespace only its root
+    # another group than the writer's (in a user namespace only its root
     # is mapped: the writer's own then)
-    owner = 0 if IN_USERNS else 65534
-    os.chown(target, owner, owner)
+    group = 0 if IN_USERNS else 65534
+    os.chown(target, 0, group)
     conf = os.path.join(public_dir, "varsym.conf")
     os.symlink("etc/site.conf", conf)
     inode = os.stat(target).st_ino
@@ -537,7 +538,7 @@ def test_save_edits_the_file_as_a_person_would(varsymfs, varsym, public_dir):
     with open(target) as f:
         assert f.read() == SAVED_AFTER.format(where=real)
     st = os.stat(target)
-    assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o640, owner, owner)
+    assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o640, 0, group)
     assert sorted(os.listdir(os.path.dirname(target))) == ["site.conf"]
     assert os.getxattr(m.dir, SYSTEM) == b"PERL=5.24.0\0NEW=/n\0"
     # and a new mount loads what the file now says
