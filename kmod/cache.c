@@ -39,6 +39,7 @@
 #include <linux/jhash.h>
 #include <linux/nsproxy.h>
 #include <linux/overflow.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -58,6 +59,16 @@ struct answer {
 
 static struct answer __rcu *answers[1 << CACHE_BITS];
 static atomic64_t next_link_id = ATOMIC64_INIT(0);
+/*
+ * The slots' hash seed, drawn at load: a user who knows a key (pids and
+ * start times are public) still cannot aim answers at its slot to evict it.
+ */
+static u32 slot_seed __read_mostly;
+
+void varsymfs_cache_init(void)
+{
+	slot_seed = get_random_u32();
+}
 
 u64 varsymfs_new_link_id(void)
 {
@@ -107,7 +118,8 @@ void varsymfs_cache_key(struct varsymfs_cache_key *key, u64 link,
 
 static struct answer __rcu **slot_of(const struct varsymfs_cache_key *key)
 {
-	return &answers[jhash(key, sizeof(*key), 0) & ((1 << CACHE_BITS) - 1)];
+	return &answers[jhash(key, sizeof(*key), slot_seed) &
+			((1 << CACHE_BITS) - 1)];
 }
 
 static void put_answer(void *arg)

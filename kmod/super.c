@@ -395,6 +395,7 @@ static struct file_system_type varsymfs_fs_type = {
 /* Nothing is attached to execve until the first mount (exec.c). */
 static int __init varsymfs_init(void)
 {
+	varsymfs_cache_init();
 	return register_filesystem(&varsymfs_fs_type);
 }
 

@@ -175,6 +175,7 @@ const char *varsymfs_cache_get(const struct varsymfs_cache_key *key,
 			       struct delayed_call *done);
 void varsymfs_cache_put(const struct varsymfs_cache_key *key,
 			const char *target, int err, gfp_t gfp);
+void varsymfs_cache_init(void);
 void varsymfs_cache_exit(void);
 
 /* exec.c: what execve(2) is loading */
