@@ -42,9 +42,12 @@ ssize_t varsym_proc_read(int dirfd, const char *name, char *buf, size_t size)
 
 /*
  * The word size of the caller's program, from where its stack started
- * (stat's 28th field): a 32-bit program's (ia32, x32, any compat program)
- * starts below 4 GiB, a 64-bit one never does.  The field reads 1 when we
- * may not see it, 0 for a thread without memory: 0 then.
+ * (stat's 28th field): exec puts a 32-bit program's (ia32, x32, any compat
+ * program) below 4 GiB and a 64-bit one's above.  The process may move it
+ * (PR_SET_MM_MAP needs no capability), so it is the process's own claim:
+ * good for reading its own auxiliary vector, which it could change too,
+ * never as proof of the ABI it calls in (vsfuse_syscall_abi()).  The field
+ * reads 1 when we may not see it, 0 for a thread without memory: 0 then.
  */
 unsigned int varsym_proc_word_size(int dirfd)
 {

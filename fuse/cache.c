@@ -32,9 +32,14 @@
  * generation a get returns and a put checks).  At most max_threads
  * records: past that, every one is forgotten.
  *
- * Locking: c->lock protects everything here, and is never held across a
- * wait: under it, only reads that return at once (one read of a syscall
- * file, of an auxv file).
+ * Locking: c->lock protects everything here.  Under it, the only reads
+ * are of the requesting thread's own record: its syscall and auxv files,
+ * through the descriptors the record holds.  Both take its process's
+ * exec_update_lock, which only an exec of that process holds for writing,
+ * after de_thread(); the thread is waiting for this answer, so no such
+ * exec can be past de_thread() (it would wait for the thread first).  A
+ * record of a thread that is gone fails at once (ESRCH).  The record of a
+ * new thread is made with the lock dropped (new_proc_thread()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
