@@ -160,7 +160,7 @@ struct varsym_caller {
  * On the mount's root: the caller's user scope and the system scope.  A
  * getxattr(2) gives the block; a setxattr(2) applies a change, NUL-
  * separated "NAME=VALUE" (set) and "NAME" (unset) entries, all or none;
- * a removexattr(2) empties the scope (docs/varsymfs.5).
+ * a removexattr(2) empties the scope (varsymfs(5)).
  */
 #define VARSYM_XATTR_USER_SCOPE "system.varsym_user"
 #define VARSYM_XATTR_SYSTEM_SCOPE "system.varsym_system"

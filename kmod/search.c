@@ -166,7 +166,7 @@ const struct inode_operations varsymfs_search_dir_iops = {
  * The listing: the union of the fallback directories, each name once (the
  * first directory's), read at opendir with the caller's permissions.
  */
-#define LISTING_MAX 65536	/* names, as docs/varsymfs.5 says */
+#define LISTING_MAX 65536	/* names, as varsymfs(5) says */
 #define CHUNK_SIZE (4 * PAGE_SIZE)
 
 struct name_rec {

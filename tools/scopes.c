@@ -9,7 +9,7 @@
  *   varsym load [-s|-u] [--config FILE] [--mount-ns NS] DIR
  *
  * Both implementations serve the scopes as extended attributes of the
- * mount's root (docs/varsymfs.5): a getxattr gives a scope's block, a
+ * mount's root (varsymfs(5)): a getxattr gives a scope's block, a
  * setxattr applies one change whole.  The command checks a change with the
  * core's own edit first, so that its message names the bad entry; the file
  * system checks it again and is the authority.
