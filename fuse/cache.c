@@ -2,8 +2,8 @@
 /*
  * cache.c - each calling thread's answers, kept until it execs or exits.
  *
- * Reading /proc/PID/environ costs 6-8 us, most of a FUSE round trip.
- * docs/SPEC.md section 4 lets us capture a process's answer at its first
+ * Reading /proc/PID/environ costs about as much as a FUSE round trip
+ * (docs/PERFORMANCE.md).  docs/SPEC.md section 4 lets us capture a process's answer at its first
  * follow after an execve and keep it until its next execve or exit.  A
  * hit must prove that the thread still runs the program its answer was
  * made for, and is not inside an execve; one proof per mode:

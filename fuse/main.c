@@ -488,8 +488,8 @@ int main(int argc, char *argv[])
 	if (fuse_daemonize(opts.foreground))
 		goto out_unmount;
 	/*
-	 * Measured on 2 CPUs (docs/PERFORMANCE.md): one thread answers in
-	 * about 12 us, the pool in 21, as its workers wake on the other CPU.
+	 * On 2 CPUs one thread answers faster than the pool, whose workers
+	 * wake on the other CPU (docs/PERFORMANCE.md has the figures).
 	 */
 	if (!cl.multithread && sysconf(_SC_NPROCESSORS_ONLN) <= 2)
 		opts.singlethread = 1;

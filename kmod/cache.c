@@ -4,9 +4,9 @@
  *
  * docs/SPEC.md section 4 lets an implementation capture a process's answer at its
  * first follow after an execve and keep it until its next execve or exit.
- * Copying the environment costs about 5 ns a byte under TCG on every
+ * Copying the environment costs time in proportion to its size on every
  * follow, which a process with 64 KiB of environment would pay on every
- * walk through /bin; the cache pays it once.
+ * walk through /bin (docs/PERFORMANCE.md); the cache pays it once.
  *
  * An answer is keyed by everything it depends on, so that nothing else can
  * match it:
