@@ -76,6 +76,34 @@ bool varsym_is_answer(ssize_t result)
 	       result == -ENAMETOOLONG || result == -EINVAL;
 }
 
+ssize_t varsym_interp_answer(char *out, ssize_t n, const char *secure,
+			     ssize_t m, int (*may_follow)(void *ctx),
+			     void *ctx)
+{
+	int follow;
+
+	if (!varsym_is_answer(n) || varsym_same_result(n, out, m, secure))
+		return n;
+	follow = may_follow(ctx);
+	if (follow > 0)
+		return n;
+	if (follow < 0)
+		return follow;
+	if (m >= 0)
+		memcpy(out, secure, m + 1);
+	return m;
+}
+
+bool varsym_may_keep(ssize_t result, unsigned int used, bool ruid_keyed,
+		     bool search, bool search_keyed)
+{
+	if (!varsym_is_answer(result) || (used & VARSYM_USED_BUILTIN))
+		return false;
+	if ((used & VARSYM_USED_USER) && !ruid_keyed)
+		return false;
+	return !search || search_keyed;
+}
+
 bool varsym_link_reads_builtin(const struct varsym_opts *o, const char *tmpl,
 			       size_t len)
 {

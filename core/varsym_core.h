@@ -460,6 +460,35 @@ bool varsym_same_result(ssize_t a, const char *out_a, ssize_t b,
 			const char *out_b);
 
 /*
+ * The answer of an interpreter's walk inside an execve whose files so far
+ * gain no privilege by their modes (the walk plan's check_interp): the
+ * caller's answer (n, in out) stands if it is the secure one too (m, in
+ * secure), or if may_follow(ctx) says the exec may follow its caller: 1
+ * once the layer has seen the files' capabilities and marked the exec as
+ * having followed it, 0 if not (then out becomes the secure answer), or a
+ * -errno when it cannot tell now (-ECHILD in the RCU walk), returned as it
+ * is.  may_follow is called only when the two answers differ.  Results that
+ * are no answer (varsym_is_answer()) are returned as they are.
+ */
+ssize_t varsym_interp_answer(char *out, ssize_t n, const char *secure,
+			     ssize_t m, int (*may_follow)(void *ctx),
+			     void *ctx);
+
+/*
+ * Whether an answer the walk plan lets a cache keep (its keep) may be kept
+ * beyond the walk: result is an answer; it read no built-in (used, as
+ * varsym_link_target() reported it: a built-in may change without an
+ * execve, by setuid(2) or sethostname(2)); if it looked in a user scope,
+ * a change of real uid cannot reach it unseen (ruid_keyed: the cache's key
+ * holds the real uid, or the mount has no user scope at all, and setting
+ * one forgets every kept answer), as setuid(2) changes it without an
+ * execve; a search's answer only under a key of who searched and where
+ * (search_keyed).
+ */
+bool varsym_may_keep(ssize_t result, unsigned int used, bool ruid_keyed,
+		     bool search, bool search_keyed);
+
+/*
  * AT_SECURE of an auxiliary vector of len bytes whose words are word bytes
  * (4 for a 32-bit program, 8 for a 64-bit one): 1 or 0, 0 too when the
  * vector has no AT_SECURE, or -EINVAL when it has no AT_NULL within len

@@ -1071,6 +1071,91 @@ static void test_same_result(void)
 	check(!varsym_same_result(0, "", -ENOENT, NULL), "empty against ENOENT");
 }
 
+/* may_follow for test_interp_answer: its row's verdict, and a count */
+struct follow_row {
+	int verdict;
+	int asked;
+};
+
+static int row_may_follow(void *ctx)
+{
+	struct follow_row *f = ctx;
+
+	f->asked++;
+	return f->verdict;
+}
+
+/* One row per outcome of the interpreter step, both implementations'. */
+static void test_interp_answer(void)
+{
+	static const struct {
+		const char *what;
+		ssize_t n;		/* the caller's answer */
+		const char *caller;
+		ssize_t m;		/* the secure one */
+		const char *secure;
+		int verdict;		/* may_follow's */
+		ssize_t want;
+		const char *want_out;
+		int asked;		/* whether may_follow was asked */
+	} rows[] = {
+		{ "the same answer stands, unasked", 4, "/sec", 4, "/sec", 0, 4, "/sec", 0 },
+		{ "the same errno stands, unasked", -ENOENT, "", -ENOENT, "", 0, -ENOENT, "", 0 },
+		{ "a different answer, the exec may follow", 4, "/att", 4, "/ucb", 1, 4, "/att", 1 },
+		{ "a different answer, it may not: the secure one", 4, "/att", 4, "/ucb", 0, 4, "/ucb", 1 },
+		{ "it may not, and the secure answer is an errno", 4, "/att", -EACCES, "", 0, -EACCES, "/att", 1 },
+		{ "cannot tell now (RCU walk)", 4, "/att", 4, "/ucb", -ECHILD, -ECHILD, "/att", 1 },
+		{ "no answer (a fatal signal) goes back unasked", -EINTR, "", 4, "/ucb", 0, -EINTR, "", 0 },
+		{ "the caller's errno against a target, may not", -ENOENT, "", 5, "/dflt", 0, 5, "/dflt", 1 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct follow_row f = { .verdict = rows[i].verdict };
+		char out[64];
+		ssize_t got;
+
+		snprintf(out, sizeof(out), "%s", rows[i].caller);
+		got = varsym_interp_answer(out, rows[i].n, rows[i].secure,
+					   rows[i].m, row_may_follow, &f);
+		check(got == rows[i].want, "%s: %zd, not %zd", rows[i].what,
+		      got, rows[i].want);
+		if (got >= 0)
+			check(!strcmp(out, rows[i].want_out), "%s: '%s', not '%s'",
+			      rows[i].what, out, rows[i].want_out);
+		check(f.asked == rows[i].asked, "%s: asked %d times",
+		      rows[i].what, f.asked);
+	}
+}
+
+/* One row per condition of the keep rule, both implementations'. */
+static void test_may_keep(void)
+{
+	static const struct {
+		const char *what;
+		ssize_t result;
+		unsigned int used;
+		bool ruid_keyed, search, search_keyed, keep;
+	} rows[] = {
+		{ "an answer from the environment", 4, 0, false, false, false, true },
+		{ "an errno that holds till the next exec", -ENOENT, 0, false, false, false, true },
+		{ "no answer (no memory)", -ENOMEM, 0, true, false, false, false },
+		{ "a built-in", 4, VARSYM_USED_BUILTIN, true, false, false, false },
+		{ "a user scope, the key holds the real uid", 4, VARSYM_USED_USER, true, false, false, true },
+		{ "a user scope, the key does not", 4, VARSYM_USED_USER, false, false, false, false },
+		{ "a search, under its key", 4, 0, false, true, true, true },
+		{ "a search without a key", 4, 0, true, true, false, false },
+		{ "a built-in and a user scope", 4, VARSYM_USED_USER | VARSYM_USED_BUILTIN, true, false, false, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		check(varsym_may_keep(rows[i].result, rows[i].used,
+				      rows[i].ruid_keyed, rows[i].search,
+				      rows[i].search_keyed) == rows[i].keep,
+		      "may_keep: %s != %d", rows[i].what, rows[i].keep);
+}
+
 /* ---- the caller model: scans of a process's memory, as both hosts ---- */
 
 #define PG 4096UL
@@ -2042,6 +2127,8 @@ int main(void)
 	test_auxv();
 	test_is_answer();
 	test_same_result();
+	test_interp_answer();
+	test_may_keep();
 	test_scans();
 	test_execve_calls();
 	test_word_size();
