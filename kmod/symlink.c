@@ -31,12 +31,18 @@ static ssize_t compute(struct inode *inode, struct varsymfs_caller *c,
 				  target, PATH_MAX);
 }
 
+/* exec.c has the last word: the exec's files' capabilities (RCU: -ECHILD). */
+static int follow_caller(void *ctx)
+{
+	const struct varsymfs_caller *c = ctx;
+
+	return varsymfs_exec_follow_caller(c->rcu);
+}
+
 /*
  * An interpreter walk of an execve that gains no privilege by its files'
- * modes: n (the caller's answer, in target) stands only if it is the
- * secure answer too, or if exec.c, told that the caller chooses, agrees
- * (the files' capabilities); else target becomes the secure answer.  The
- * same rule as the FUSE daemon's (docs/SECURITY.md).
+ * modes: the core's rule (varsym_interp_answer()), against the secure
+ * answer computed here.
  */
 static ssize_t interp_answer(struct inode *inode, struct varsymfs_caller *c,
 			     char *target, ssize_t n, gfp_t gfp)
@@ -50,7 +56,6 @@ static ssize_t interp_answer(struct inode *inode, struct varsymfs_caller *c,
 		},
 	};
 	ssize_t m;
-	int follow;
 	char *alt;
 
 	if (!varsym_is_answer(n))	/* -EINTR, -ECHILD: nothing chosen */
@@ -59,18 +64,7 @@ static ssize_t interp_answer(struct inode *inode, struct varsymfs_caller *c,
 	if (!alt)
 		return c->rcu ? -ECHILD : -ENOMEM;
 	m = compute(inode, &secure, alt);
-	if (varsym_same_result(n, target, m, alt)) {
-		kfree(alt);
-		return n;
-	}
-	follow = varsymfs_exec_follow_caller(c->rcu);
-	if (follow < 0) {
-		n = follow;
-	} else if (!follow) {
-		n = m;
-		if (m >= 0)
-			memcpy(target, alt, m + 1);
-	}
+	n = varsym_interp_answer(target, n, alt, m, follow_caller, c);
 	kfree(alt);
 	return n;
 }
@@ -122,6 +116,7 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 	struct varsymfs_cache_key key;
 	struct varsymfs_held held;
 	struct varsymfs_caller c;
+	unsigned int used = 0;
 	const char *cached;
 	char *target;
 	ssize_t n;
@@ -162,12 +157,14 @@ static const char *varsymfs_resolve(struct inode *inode, bool rcu,
 	}
 	varsymfs_scopes_hold(inode->i_sb, rcu, &held);
 	varsymfs_held_caller(&held, &c.core);
+	c.core.used = &used;
 	n = compute(inode, &c, target);
 	if (c.walk.check_interp)
 		n = interp_answer(inode, &c, target, n, gfp);
 	varsymfs_scopes_release(&held);
 	kfree(ids);
-	if (cacheable && varsym_is_answer(n))
+	/* the key holds the real uid, and a search's who and where */
+	if (cacheable && varsym_may_keep(n, used, true, search, true))
 		varsymfs_cache_put(&key, n >= 0 ? target : NULL,
 				   n >= 0 ? 0 : n, gfp);
 	if (n < 0) {
