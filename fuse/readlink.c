@@ -112,27 +112,37 @@ static ssize_t compute(struct vsfuse *fs, struct readlink_job *job,
 	return len;
 }
 
+/* Who has the last word on an interpreter walk: the exec hooks. */
+struct interp_check {
+	const struct vsfuse_caller *caller;
+	struct vsfuse_exec_hooks *hooks;
+};
+
+static int follow_caller(void *ctx)
+{
+	const struct interp_check *i = ctx;
+
+	return vsfuse_caller_may_follow(i->caller, i->hooks);
+}
+
 /*
- * An interpreter's walk answered from the caller's environment: if that
- * differs from the secure answer, the exec hooks must know it before the
- * caller does (and its files must have no capabilities), or the answer is
- * the secure one.
+ * An interpreter's walk answered from the caller's environment: the
+ * core's rule (varsym_interp_answer()), against the secure answer
+ * computed here: the exec hooks must know it before the caller does (and
+ * its files must have no capabilities), or the answer is the secure one.
  */
 static ssize_t check_interp(struct vsfuse *fs, struct readlink_job *job,
 			    const struct vsfuse_caller *caller,
 			    struct varsym_caller *c, char *out, ssize_t len)
 {
+	struct interp_check i = { .caller = caller, .hooks = fs->hooks };
 	char secure_out[VARSYM_PATH_MAX];
 	ssize_t secure_len;
 
 	c->secure = true;
 	secure_len = compute(fs, job, c, secure_out, sizeof(secure_out));
-	if (varsym_same_result(len, out, secure_len, secure_out) ||
-	    vsfuse_caller_may_follow(caller, fs->hooks))
-		return len;
-	if (secure_len >= 0)
-		memcpy(out, secure_out, secure_len + 1);
-	return secure_len;
+	return varsym_interp_answer(out, len, secure_out, secure_len,
+				    follow_caller, &i);
 }
 
 /*
@@ -189,17 +199,12 @@ static ssize_t resolve_job(struct vsfuse *fs, struct readlink_job *job,
 	if (caller.walk.check_interp && !c.secure)
 		len = check_interp(fs, job, &caller, &c, out, len);
 	vsfuse_scopes_put(&fs->scopes, &held);
-	/*
-	 * A built-in can change without an exec (setuid(2), personality(2)),
-	 * and so can the real uid a user scope was chosen by: the proofs
-	 * would not see it.  Such answers are not kept.  A search's is kept
-	 * under its key, or not at all (search.c).
-	 */
+	/* a search's answer is kept under its key, or not at all (search.c) */
 	if (fs->dir.search)
 		key_len = vsfuse_searcher_key_len(&job->searcher);
-	if (job->cache && caller.walk.keep && !(used & VARSYM_USED_BUILTIN) &&
-	    !((used & VARSYM_USED_USER) && held.any_user) &&
-	    varsym_is_answer(len) && (!fs->dir.search || key_len))
+	/* kept by thread, not by real uid: only while no user has a scope */
+	if (job->cache && caller.walk.keep &&
+	    varsym_may_keep(len, used, !held.any_user, fs->dir.search, key_len))
 		vsfuse_cache_put(fs->cache, &job->r, caller.word, job->link,
 				 key_len ? &job->searcher.key : NULL, key_len,
 				 len, out, job->gen);
