@@ -97,6 +97,13 @@ static inline bool varsym_exec_may_run(bool followed_caller, bool secureexec)
 	return !followed_caller || !secureexec;
 }
 
+/*
+ * How deep user namespaces nest, the initial one included: the kernel
+ * refuses a 33rd level below it.  A walk up a caller's namespaces to find
+ * its owner takes at most this many steps.
+ */
+#define VARSYM_USERNS_LEVELS 33
+
 /* Where in an execve, if anywhere, a walk is made. */
 enum varsym_exec_phase {
 	VARSYM_EXEC_NONE,	/* not inside an execve */

@@ -408,6 +408,8 @@ int varsym_template_check(const char *tmpl, size_t len);
 #define VARSYM_SEARCH_BYTES_MAX 32768
 #define VARSYM_SEARCH_VALUE_MAX (VARSYM_SEARCH_BYTES_MAX + 1)
 #define VARSYM_SEARCH_FALLBACK_MAX 256
+/* A search mount's listing reads at most this many names (varsymfs(5)). */
+#define VARSYM_SEARCH_LISTING_MAX 65536
 #define VARSYM_NAME_BYTES_MAX 255	/* a file name's most: NAME_MAX */
 #define VARSYM_SEARCH_VAR_DEFAULT "PATH"
 

@@ -161,7 +161,7 @@ static enum vsfuse_in syscall_of(int dirfd, unsigned int word, uint64_t *envp,
  * user with many uids stand for many users.  The outermost namespace's
  * owner cannot be chosen from inside it.  Only ioctls on nsfs files of
  * the kernel's, never the caller's memory; user namespaces nest at most
- * 32 deep.
+ * VARSYM_USERNS_LEVELS deep (core/exec_rule.h).
  */
 uid_t vsfuse_caller_owner(int dirfd, uid_t uid)
 {
@@ -173,7 +173,7 @@ uid_t vsfuse_caller_owner(int dirfd, uid_t uid)
 	cur = openat(dirfd, "ns/user", O_RDONLY | O_CLOEXEC);
 	if (cur < 0)
 		return uid;
-	for (depth = 0; depth < 64; depth++) {
+	for (depth = 0; depth < VARSYM_USERNS_LEVELS; depth++) {
 		/* EPERM: cur is ours (or outside it), the walk's end */
 		parent = ioctl(cur, NS_GET_PARENT);
 		if (parent < 0)

@@ -454,7 +454,6 @@ int vsfuse_probe(void *ctx, const char *path)
 
 /* ---- listing ---- */
 
-#define LISTING_NAMES_MAX 65536		/* entries read, varsymfs(5) */
 #define LISTING_BYTES_PER_UID (32UL << 20)	/* listings open at once */
 #define LISTING_BYTES_MAX (256UL << 20)
 
@@ -649,7 +648,7 @@ static int list_dir(struct vsfuse_searcher *s, struct vsfuse_listing *l,
 		close(fd);
 		return -ENOMEM;
 	}
-	while (!err && *seen < LISTING_NAMES_MAX && (e = readdir(d))) {
+	while (!err && *seen < VARSYM_SEARCH_LISTING_MAX && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		++*seen;
@@ -672,7 +671,7 @@ int vsfuse_listing_build(struct vsfuse_searcher *s, const struct varsym_opts *o,
 	l->uid = uid;
 	err = charge(l, sizeof(*l));
 	while (!err && (o->given & VARSYM_OPT_FALLBACK) && p < end &&
-	       seen < LISTING_NAMES_MAX) {
+	       seen < VARSYM_SEARCH_LISTING_MAX) {
 		colon = memchr(p, ':', end - p);
 		if (!colon)
 			colon = end;

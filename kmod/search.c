@@ -166,7 +166,6 @@ const struct inode_operations varsymfs_search_dir_iops = {
  * The listing: the union of the fallback directories, each name once (the
  * first directory's), read at opendir with the caller's permissions.
  */
-#define LISTING_MAX 65536	/* names, as varsymfs(5) says */
 #define CHUNK_SIZE (4 * PAGE_SIZE)
 
 struct name_rec {
@@ -211,7 +210,8 @@ static bool collect_name(struct dir_context *ctx, const char *name, int len,
 	if ((len == 1 && name[0] == '.') ||
 	    (len == 2 && name[0] == '.' && name[1] == '.'))
 		return true;
-	if (c->l->count >= LISTING_MAX || fatal_signal_pending(current))
+	if (c->l->count >= VARSYM_SEARCH_LISTING_MAX ||
+	    fatal_signal_pending(current))
 		return false;
 	if (!ch || ch->used + need > CHUNK_SIZE - sizeof(*ch)) {
 		ch = kmalloc(CHUNK_SIZE, GFP_KERNEL_ACCOUNT);
