@@ -345,26 +345,42 @@ def reload_module(before=None):
         run(["insmod", module_path()], env=SBIN, check=True)
 
 
+def faults_build():
+    """build/kmod/RELEASE/faults/varsymfs.ko: the tests' build (make kmod)."""
+    return module_path().replace("/varsymfs.ko", "/faults/varsymfs.ko")
+
+
 @pytest.mark.threads
 def test_execs_during_mount_and_umount(varsymfs, public_dir):
     """docs/SECURITY.md: any user can make the module attach its exec hooks
     (a rootless mount).  They are attached at the first mount and detached
-    DETACH_DELAY seconds after the last umount, while execs run on the
-    other CPU (each of which may be anywhere in its execve then): every
-    exec goes on, and the kernel logs no problem (vm-run fails the guest
-    on any)."""
+    after the last umount, while execs run on the other CPU (each of which
+    may be anywhere in its execve then): every exec goes on, and the kernel
+    logs no problem (vm-run fails the guest on any).  The tests' build
+    detaches at the umount rather than DETACH_DELAY later, the same code
+    (test_no_exec_hook_while_nothing_is_mounted waits for the delay)."""
+    faulty = faults_build()
+    if not os.path.exists(faulty):
+        pytest.skip(f"no {faulty} (make kmod)")
     failed = dmesg().count("cannot attach")
-    for _ in range(3):
-        assert unhooked_within()
-        execs = ExecLoop(public_dir)
-        try:
-            m = varsymfs("UNIVERSE")
-            time.sleep(0.2)
-            m.stop()
-            # execs run while the hooks go
+    if run(["rmmod", "varsymfs"], env=SBIN).returncode:
+        pytest.skip("varsymfs is in use: cannot load the tests' build")
+    try:
+        run(["insmod", faulty, "detach_at_once=1"], env=SBIN, check=True)
+        for _ in range(3):
             assert unhooked_within()
-        finally:
-            execs.stop()
+            execs = ExecLoop(public_dir)
+            try:
+                m = varsymfs("UNIVERSE")
+                time.sleep(0.2)
+                m.stop()
+                # execs run while the hooks go
+                assert unhooked_within()
+            finally:
+                execs.stop()
+    finally:
+        run(["rmmod", "varsymfs"], env=SBIN)
+        run(["insmod", module_path()], env=SBIN, check=True)
     assert run(["/bin/true"]).returncode == 0
     assert dmesg().count("cannot attach") == failed
 
@@ -704,14 +720,16 @@ def test_exec_in_flight_at_module_load_keeps_the_real_loader(
     walk inside an execve without one is doubt.  The slow link in PT_INTERP is the test's
     way to hold the exec there for seconds; on a real setuid program the
     window is the time between its two exec steps, which a user can only
-    widen (evicting its pages from the cache, for one)."""
+    widen (evicting its pages from the cache, for one).  The slow link
+    answers once the mount is made (stallfs's "release")."""
     from attack import Bg
     from test_secure import gcc_program, loader_universes
     roots = loader_universes(public_dir, build)
     vmnt = os.path.join(public_dir, "vm")
     os.mkdir(vmnt)
-    # 10 s: room for insmod and mount under TCG on a loaded machine
-    st = stall(slow=[f"go:{vmnt}/resolve/ld.so:10000"])
+    # at most 60 s: room for insmod and mount under TCG on a loaded
+    # machine; "release" ends the wait as soon as they are done
+    st = stall(slow=[f"go:{vmnt}/resolve/ld.so:60000"])
     exe = gcc_program(public_dir, os.path.join(st.dir, "go"), "suid-prog")
     os.chown(exe, 0, 0)
     os.chmod(exe, 0o4755)
@@ -728,6 +746,7 @@ def test_exec_in_flight_at_module_load_keeps_the_real_loader(
         run(["mount", "-t", "varsymfs", "-o",
              f"LOADER,default={roots['good']}", "none", vmnt],
             env=SBIN, check=True)
+        st.tell("release")
         assert prog.wait(60) is not None, prog.describe()
         assert prog.text() == "real euid=0", prog.describe()
     finally:
@@ -759,7 +778,7 @@ def test_detach_while_marked_execs_end(public_dir):
     behind: the module unloads (each watch holds a module reference), and
     slub_debug and vm-run find no corruption in the kernel log."""
     rounds = 5
-    faulty = module_path().replace("/varsymfs.ko", "/faults/varsymfs.ko")
+    faulty = faults_build()
     if not os.path.exists(faulty):
         pytest.skip(f"no {faulty} (make kmod)")
     if mounted_at_type("varsymfs"):

@@ -15,7 +15,8 @@
  *           READ INO OFF SIZE"); with --hold-flush, every FLUSH of it is
  *           held ("held FLUSH") until standard input says "release"
  *   NAME    (--slow) a symbolic link to TARGET, whose LOOKUP is answered
- *           after MS milliseconds ("slow NAME" is printed as it arrives)
+ *           after MS milliseconds, or at the next "release" if that comes
+ *           first ("slow NAME" is printed as it arrives)
  *   NAME    (--hang) a LOOKUP that is never answered ("held LOOKUP NAME")
  *   NAME    (--exe) a copy of the file PATH (mode 0755), read from PATH, so
  *           that a program can run from here; attributes are never cached,
@@ -25,7 +26,8 @@
  * sent INIT.  --allow-other mounts with allow_other (/etc/fuse.conf must
  * say user_allow_other).  It runs in the foreground until killed; whoever
  * kills it aborts the connection, which fails every held request;
- * "release" on standard input answers every held FLUSH and GETATTR.
+ * "release" on standard input answers every held FLUSH and GETATTR, and
+ * every slow LOOKUP waiting then.
  */
 #define FUSE_USE_VERSION 312
 #include <errno.h>
@@ -124,11 +126,29 @@ struct later {
 	int ms;
 };
 
+/* Slow LOOKUPs end early at "release" (released, under held_lock). */
+static pthread_cond_t release_cond = PTHREAD_COND_INITIALIZER;
+static unsigned int releases;
+
 static void *answer_later(void *p)
 {
 	struct later *l = p;
+	struct timespec end;
+	unsigned int seen;
 
-	usleep(l->ms * 1000);
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += l->ms / 1000;
+	end.tv_nsec += (long)(l->ms % 1000) * 1000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&held_lock);
+	seen = releases;
+	while (releases == seen &&
+	       pthread_cond_timedwait(&release_cond, &held_lock, &end) == 0)
+		;
+	pthread_mutex_unlock(&held_lock);
 	reply_entry(l->req, l->ino);
 	free(l);
 	return NULL;
@@ -327,6 +347,8 @@ static void *control_main(void *arg)
 			}
 			say("released %d\n", nheld);
 			nheld = 0;
+			releases++;
+			pthread_cond_broadcast(&release_cond);
 		}
 		pthread_mutex_unlock(&held_lock);
 	}
