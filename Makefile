@@ -20,6 +20,8 @@
 #   make arm64      the programs and test helpers for arm64, in build/arm64/
 #   make fuzz       libFuzzer on the core's parsers (FUZZ_SECONDS each)
 #   make bench      benchmarks into docs/PERFORMANCE.md (not part of check)
+#   make use-case-packages  the Debian packages docs/USE-CASES.md's recipes
+#                   run, downloaded once into build/use-cases/
 #   make install    the programs, man pages and docs under PREFIX
 #   make install-dkms  the module's sources in /usr/src, for DKMS
 #   make deb        Debian packages varsymfs and varsymfs-dkms in build/deb/
@@ -57,7 +59,8 @@ FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h \
 .DEFAULT_GOAL := all
 .PHONY: all deps-build deps-test deps-kmod deps-fuzz deps-arm64 arm64 kmod kmod-arm64 \
 	check-arm64 module demo \
-	check check-full check-kernels test unit conformance sanitized tsan fuzz clean bench
+	check check-full check-kernels test unit conformance sanitized tsan fuzz clean bench \
+	use-case-packages
 
 TEST_BIN := $(B)/test_core $(B)/test_daemon $(B)/vsprobe $(B)/fake-loader \
 	$(B)/fake-loader-shadow
@@ -387,6 +390,11 @@ uninstall-dkms:
 		echo "first: dkms remove varsymfs/$(VERSION) --all" >&2; exit 1; \
 	fi
 	rm -rf $(DESTDIR)$(DKMS_SRC)
+
+# Two versions of real Debian packages, unpacked (never installed) for the
+# recipes of examples/use-cases/; a second run downloads nothing.
+use-case-packages:
+	@scripts/use-case-packages
 
 deps-package: deps-build
 	@scripts/deps package
