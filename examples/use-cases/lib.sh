@@ -289,7 +289,13 @@ uc_link_sqlite() {
 	uc_run "ln -s '/usr/local/opt/sqlite/\${SQLITE_VERSION:-$SQ_OLD}' $VS/include && ln -s $VS/include /usr/local/include"
 }
 
-# as the user nobody, with its groups cleared
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+# uc_as_nobody: /usr/local/bin/as-nobody COMMAND runs COMMAND as the user
+# nobody, its groups cleared, its environment kept.
+uc_as_nobody() {
+	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"\n' \
+		>/usr/local/bin/as-nobody
+	chmod 755 /usr/local/bin/as-nobody
+	uc_run "cat /usr/local/bin/as-nobody"
+}
 
 uc_done() { printf '\n# %s: every check passed\n' "$UC_NAME"; }
