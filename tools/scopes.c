@@ -214,14 +214,24 @@ static const char *config_path(struct scope_cmd *s)
 
 /*
  * The directory of the user's file, made (mode 0700, as the XDG base
- * directories say) if it is not there yet, for a first --save.
+ * directories say) if it is not there yet, for a first --save.  One that
+ * cannot be made is named, with why: the write beside the file would
+ * only say ENOENT.
  */
-static void make_user_config_dir(const char *path)
+static int make_user_config_dir(const char *path)
 {
-	char dir[PATH_MAX];
+	char buf[PATH_MAX];
+	const char *dir;
+	int err;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	mkdir(dirname(dir), 0700);
+	snprintf(buf, sizeof(buf), "%s", path);
+	dir = dirname(buf);
+	if (!mkdir(dir, 0700) || errno == EEXIST)
+		return 0;
+	err = errno;
+	fprintf(stderr, "varsym: %s: cannot make the directory of %s: %s (%s); "
+		"nothing changed\n", dir, path, strerror(err), errno_name(err));
+	return -1;
 }
 
 /*
@@ -337,8 +347,9 @@ static int change(struct scope_cmd *s, size_t len)
 	}
 	if (s->save && !config_path(s))
 		return no_user_config();
-	if (s->save && !s->system && !s->config)
-		make_user_config_dir(config_path(s));
+	if (s->save && !s->system && !s->config &&
+	    make_user_config_dir(config_path(s)))
+		return EXIT_USAGE;
 	if (s->save && conf_prepare(&w, config_path(s), s->root, edits, len))
 		return EXIT_USAGE;
 	if (setxattr(s->root, attr_of(s), edits, len, 0)) {

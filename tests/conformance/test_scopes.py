@@ -6,6 +6,7 @@ scopes, and facts about the caller that no environment sets.
 Each precedence row is checked on a template link and on the seed link; a
 secure-exec caller is a real setuid-root copy of vsprobe run by nobody.
 """
+import errno
 import os
 import pwd
 import shutil
@@ -319,6 +320,33 @@ def test_a_users_saved_values_come_back_with_load_u(varsymfs, varsym, probe,
        env={**env, "XDG_CONFIG_HOME": xdg})
     with open(os.path.join(xdg, "varsym.conf")) as f:
         assert f.read() == f"[{os.path.realpath(m.dir)}]\nV=/xdg\n"
+
+
+@needs_real_root
+def test_a_save_whose_directory_cannot_be_made_says_so(varsymfs, varsym,
+                                                       public_dir):
+    """--save makes the last directory of the user's file only (mode
+    0700); one it cannot make is named with why, not reported as a file
+    that cannot be written, and nothing changes (docs/SPEC.md section 4,
+    "A user's own file": exit 2)."""
+    home = os.path.join(public_dir, "home")
+    os.mkdir(home)                  # root's: nobody cannot make .config
+    m = varsymfs("")
+    for xdg, errno_name in ((None, "EACCES"),
+                            (os.path.join(public_dir, "no", "such"), "ENOENT")):
+        env = {**PATH, "HOME": home}
+        if xdg:
+            env["XDG_CONFIG_HOME"] = xdg
+        conf_dir = xdg or os.path.join(home, ".config")
+        p = run([varsym, "set", "--save", m.dir, "V=/mine"], env=env,
+                user="nobody")
+        assert p.returncode == 2, p.err
+        assert p.err == (f"varsym: {conf_dir}: cannot make the directory of "
+                         f"{conf_dir}/varsym.conf: "
+                         f"{os.strerror(getattr(errno, errno_name))} "
+                         f"({errno_name}); nothing changed\n"), p.err
+        assert vs(varsym, "list", m.dir, user="nobody", env=env).out == ""
+        assert not os.path.exists(conf_dir)
 
 
 def test_scopes_belong_to_their_mount(varsymfs, varsym, probe):
