@@ -52,6 +52,28 @@ else
 fi
 uc_run "varsym unset -u $VS SQLITE_VERSION"
 
+uc_title "A template into each user's home"
+mkdir -p homes/nobody/.local/include homes/65534
+chown -R 65534:65534 homes/nobody
+uc_run "ln -s '\${HOME}/.local/include' $VS/home-include"
+uc_run "as-nobody env HOME=$W/homes/nobody realpath $VS/home-include"
+uc_want "$W/homes/nobody/.local/include" "a user's process: its HOME"
+uc_run "as-nobody env -i realpath $VS/home-include; as-nobody env -i realpath -e $VS/home-include"
+uc_want_has "$VS/home-include
+realpath: $VS/home-include: No such file or directory" \
+	"env -i: no HOME, the link does not resolve (ENOENT): realpath prints the link itself, realpath -e says so"
+uc_run "as-nobody env HOME=$W/homes/nobody ./realpath-setuid $VS/home-include"
+uc_want_has "Permission denied" "a setuid program: no HOME of the user's, EACCES"
+uc_say "No built-in names the caller's home; a user's own scope can hold HOME for the processes that have none:"
+uc_run "as-nobody varsym set $VS HOME=$W/homes/nobody && as-nobody env -i realpath $VS/home-include"
+uc_want "$W/homes/nobody/.local/include" "env -i: HOME from nobody's scope"
+uc_run "as-nobody varsym unset $VS HOME"
+uc_say "\${@ruid} is there for every process but a setuid one, as a number:"
+uc_run "ln -s '$W/homes/\${@ruid}' $VS/uid-dir && as-nobody env -i realpath $VS/uid-dir"
+uc_want "$W/homes/65534" "env -i: the real uid"
+uc_run "as-nobody ./realpath-setuid $VS/uid-dir"
+uc_want_has "Permission denied" "a setuid program: @ruid unset, EACCES"
+
 uc_title "A service started with a clean environment"
 uc_say "Started apart from this shell (setsid -f: a new session, its parent gone), with no environment, as root and as a service user:"
 uc_run "varsym set -s $VS SQLITE_VERSION=$SQ_NEW"
