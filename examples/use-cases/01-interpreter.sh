@@ -112,6 +112,18 @@ fi
 uc_run "varsym explain --env PYTHON_VERSION=3.7 /usr/local/bin/python3 | grep -E 'PYTHON_VERSION|ENOENT' | sort -u"
 uc_want_has "3.7 - ENOENT" "varsym explain names the missing directory"
 
+uc_title "Beside it: a search mount, as envfs does it"
+uc_say "In search mode every name is the first DIR/NAME of the caller's PATH, then of the fallback list (docs/SPEC.md section 8): the version is chosen by PATH."
+uc_mount_search /usr/local/pathbin "search,fallback=/usr/local/opt/python/$NEW/bin"
+uc_run "PATH=/usr/local/opt/python/$OLD/bin:/usr/bin:/bin readlink /usr/local/pathbin/python3"
+uc_want "/usr/local/opt/python/$OLD/bin/python3" "PATH with $OLD's bin: $OLD's python3"
+uc_run "env -i /usr/bin/readlink /usr/local/pathbin/python3"
+uc_want "/usr/local/opt/python/$NEW/bin/python3" "env -i: no PATH, the fallback's"
+if uc_needs_execve_rule "Starting python3 through the search mount by the caller's PATH"; then
+	uc_run "PATH=/usr/local/opt/python/$OLD/bin:/usr/bin:/bin /usr/local/pathbin/python3 version.py"
+	uc_want "$OLD" "started by PATH: $OLD"
+fi
+
 uc_title "Beside it: pyenv's shims (Debian's pyenv, unpacked)"
 PYENV=$(uc_root pyenv 1)/usr/bin/pyenv
 if [ -x "$PYENV" ]; then

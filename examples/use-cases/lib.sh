@@ -112,6 +112,25 @@ uc_start() {
 	echo "# $UC_NAME, on $(uc_impl_name)"
 }
 
+# uc_mount_search DIR OPTIONS: a second varsymfs mount, in search mode
+# (docs/SPEC.md section 8), on DIR; unmounted at the end.
+uc_mount_search() {
+	mkdir -p "$1"
+	if [ "$IMPL" = fuse ]; then
+		VARSYM_CONF=$W/no-varsym.conf "$VARSYMFS" -f -o "$2" none "$1" 2>>"$W/daemon.err" &
+		UC_DAEMONS="$UC_DAEMONS $!"
+		local i
+		for i in $(seq 200); do
+			grep -qs " $1 " /proc/self/mountinfo && break
+			sleep 0.05
+		done
+	else
+		mount -t varsymfs -o "$2" none "$1"
+	fi
+	grep -qs " $1 " /proc/self/mountinfo || uc_die "no search mount on $1"
+	UC_MOUNTS="$1 $UC_MOUNTS"
+}
+
 uc_impl_name() {
 	if [ "$IMPL" = kernel ]; then
 		echo "the kernel module (mount -t varsymfs none $VS)"
@@ -127,12 +146,14 @@ uc_cleanup() {
 		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
 	cd /
-	if grep -qs " $VS " /proc/self/mountinfo; then
-		umount "$VS" 2>/dev/null || umount -l "$VS"
-	fi
-	if [ -n "$UC_DAEMON" ]; then
-		wait "$UC_DAEMON" 2>/dev/null || true
-	fi
+	for p in ${UC_MOUNTS:-} "$VS"; do
+		if grep -qs " $p " /proc/self/mountinfo; then
+			umount "$p" 2>/dev/null || umount -l "$p"
+		fi
+	done
+	for p in $UC_DAEMON ${UC_DAEMONS:-}; do
+		wait "$p" 2>/dev/null || true
+	done
 	exit "$rc"
 }
 
