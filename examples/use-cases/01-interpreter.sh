@@ -26,6 +26,8 @@ uc_run "ln -s '/usr/local/opt/python/\${PYTHON_VERSION:-$NEW}/bin/python\${PYTHO
 uc_run "ln -s $VS/python3 /usr/local/bin/python3"
 uc_run "varsym show $VS/python3"
 uc_want "/usr/local/opt/python/\${PYTHON_VERSION:-$NEW}/bin/python\${PYTHON_VERSION:-$NEW}" "the raw template"
+uc_run "varsym show /usr/local/bin/python3"
+uc_want_fail "varsym show takes the variant link itself, not an ordinary link to it"
 
 uc_title "What each process sees at the fixed path"
 uc_say "A lookup that starts no program follows the environment of the process that makes it, on every implementation."
@@ -42,6 +44,11 @@ uc_want "$NEW" "no PYTHON_VERSION: $NEW"
 uc_run "python3 -c 'import sys; print(sys.executable, sys.prefix)'"
 uc_want "/usr/local/bin/python3 /usr/local/opt/python/$NEW" \
 	"Python names the fixed path as its executable, and the version's directory as its prefix"
+uc_run "python3 -c 'import site; print(*site.getsitepackages(), sep=\"\\n\")'"
+uc_want "/usr/local/opt/python/$NEW/local/lib/python$NEW/dist-packages
+/usr/local/opt/python/$NEW/lib/python3/dist-packages
+/usr/local/opt/python/$NEW/lib/python$NEW/dist-packages" \
+	"its site directories are under its prefix: not the machine's /usr/local/lib/python$NEW/dist-packages"
 
 uc_title "Running it: chosen per process"
 cat >"./env-shebang" <<EOF

@@ -47,6 +47,8 @@ MARKERS = {
     "packaging": "make install, DKMS, Debian packages, man pages, examples",
     "every_kernel": "the same case again for another kernel (make check runs "
                     "one kernel's, make check-full every kernel's)",
+    "use_cases": "a recipe of docs/USE-CASES.md run whole, with real Debian "
+                 "packages (build/use-cases: make use-case-packages)",
     "spec1": "docs/SPEC.md section 1, seed mode",
     "spec2": "docs/SPEC.md section 2, template mode",
     "spec3": "docs/SPEC.md section 3, mount options",

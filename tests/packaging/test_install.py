@@ -11,8 +11,12 @@ from conftest import REPO, VERSION, sh
 
 DOCS = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(REPO, "docs"))
                               if f.endswith(".md"))
+# examples/use-cases/ holds docs/USE-CASES.md's recipes, which run from a
+# source tree with its build/ (the conformance suite runs them): not shipped
 EXAMPLES = sorted(os.path.join(d, f)[len(REPO) + 1:]
-                  for d, _, files in os.walk(os.path.join(REPO, "examples")) for f in files)
+                  for d, _, files in os.walk(os.path.join(REPO, "examples"))
+                  for f in files
+                  if not d.startswith(os.path.join(REPO, "examples", "use-cases")))
 
 
 PAGES = sorted(os.listdir(os.path.join(REPO, "man")))
