@@ -78,6 +78,13 @@ struct explaining {
 	bool print;		/* second pass: show each variable */
 	bool nothing;		/* a variable was unset with no default */
 	bool refused;		/* a value was refused under the prefix */
+	/*
+	 * The variables shown for this link, each once: a template may
+	 * name one twice (/opt/python${V}/bin/python${V}).  Each entry is
+	 * the source, the name, a NUL, the value (if any) and a NUL.
+	 */
+	char shown[4096];
+	size_t shown_len;
 };
 
 /*
@@ -227,6 +234,40 @@ static void print_cut(const struct explaining *x)
 		       n, VARSYM_SEARCH_BYTES_MAX, span.dirs, span.all_dirs);
 }
 
+/*
+ * Whether this variable, from this source, with this value, was shown for
+ * the link already; if not, it is now (when there is room to remember it).
+ */
+static bool shown_before(struct explaining *x, const char *name,
+			 size_t name_len, enum varsym_source from,
+			 const char *value, size_t value_len)
+{
+	size_t need = 1 + name_len + 1 + (value ? value_len : 0) + 1;
+	char entry[1 + 255 + 1 + VARSYM_PATH_MAX + 1];
+	size_t at = 0, len;
+
+	if (need > sizeof(entry))
+		return false;
+	entry[0] = (char)('0' + from);
+	memcpy(entry + 1, name, name_len);
+	entry[1 + name_len] = '\0';
+	if (value)
+		memcpy(entry + 2 + name_len, value, value_len);
+	entry[need - 1] = '\0';
+	while (at < x->shown_len) {
+		len = strlen(x->shown + at) + 1;
+		len += strlen(x->shown + at + len) + 1;
+		if (len == need && !memcmp(x->shown + at, entry, need))
+			return true;
+		at += len;
+	}
+	if (x->shown_len + need <= sizeof(x->shown)) {
+		memcpy(x->shown + x->shown_len, entry, need);
+		x->shown_len += need;
+	}
+	return false;
+}
+
 static void note(void *ctx, const char *name, size_t name_len,
 		 enum varsym_source from, const char *value, size_t value_len)
 {
@@ -236,7 +277,8 @@ static void note(void *ctx, const char *name, size_t name_len,
 
 	x->nothing |= from == VARSYM_FROM_NOTHING;
 	x->refused |= from == VARSYM_FROM_REFUSED;
-	if (!x->print)
+	if (!x->print ||
+	    shown_before(x, name, name_len, from, value, value_len))
 		return;
 	indent(x->level, DETAIL);
 	put_bytes(name, name_len);
@@ -484,6 +526,7 @@ static ssize_t expand(const struct variant *v, const struct varsym_opts *o,
 
 	x->print = print;
 	x->nothing = x->refused = false;
+	x->shown_len = 0;
 	x->search = v->seed && varsym_opts_search_mode(o) ? o : NULL;
 	if (x->search)
 		return varsym_search(o, &c, name, strlen(name), search_probe,

@@ -196,6 +196,30 @@ def test_explain_nested_defaults(varsym, varsymfs, root):
     assert "B = " not in p.out
 
 
+def test_explain_shows_a_variable_named_twice_once(varsym, varsymfs, root):
+    """A template may name a variable twice, as
+    /opt/python/${V}/bin/python${V} does: explain shows it once; the same
+    name with another default is another line."""
+    os.makedirs(os.path.join(root, "v3.9/x3.9"))
+    m = varsymfs("")
+    lnk = os.path.join(m.dir, "py")
+    template = f"{root}/v${{V:-3.11}}/x${{V:-3.11}}"
+    os.symlink(template, lnk)
+    p = run([varsym, "explain", "-i", "--env", "V=3.9", lnk], env={})
+    assert p.returncode == 0, p.out + p.err
+    lines = p.out.splitlines()
+    v = lines.index(f" v py -> {root}/v3.9/x3.9")
+    assert lines[v + 1:v + 3] == [
+        detail(0, f"template  {template}"),
+        detail(0, "V = 3.9   (from the environment)")]
+    assert p.out.count("V = ") == 1
+    os.unlink(lnk)
+    os.symlink(f"{root}/v${{V:-3.9}}/x${{V:-3.11}}", lnk)
+    p = run([varsym, "explain", "-i", lnk], env={})
+    assert detail(0, "V = 3.9   (unset or empty: the default)") in p.out
+    assert detail(0, "V = 3.11   (unset or empty: the default)") in p.out
+
+
 def test_explain_literal_dollar(varsym, varsymfs, root):
     """"$$" is a literal "$": no variable is consulted."""
     os.makedirs(os.path.join(root, "${A}"))
