@@ -273,7 +273,9 @@ test: unit conformance
 	@if command -v clang >/dev/null; then scripts/fuzz $(FUZZ_TEST_SECONDS); \
 	else echo "fuzz: skipped, no clang (make check installs it)"; fi
 
-CHECK_BUILD := all $(TEST_BIN) $(B)/bench/varsymfs kmod sanitized tsan kmod-arm64 arm64
+# use-case-packages: the recipes' Debian packages (tests/conformance/test_use_cases.py)
+CHECK_BUILD := all $(TEST_BIN) $(B)/bench/varsymfs kmod sanitized tsan kmod-arm64 arm64 \
+	use-case-packages
 check: deps-test deps-kmod deps-fuzz deps-package deps-arm64
 	@$(MAKE) --no-print-directory $(CHECK_BUILD)
 	@scripts/check
