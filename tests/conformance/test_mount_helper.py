@@ -430,11 +430,17 @@ def test_dash_n_runs_nothing_of_that_namespace(helper, nobodys_namespace,
     # the stand-in's FUSE program is test machinery, not the product
     allowed = [helper.env["VARSYMFS_PROGRAM"]] if helper.fake_mount else []
 
-    p, trace = helper.traced("none", where, "-N", arg,
-                             env={"VARSYM_CONF": conf})
-    assert not ns.marks(), \
-        f"ran as root from nobody's namespace: {ns.marks()}\n{p.err}"
-    assert_ran_nothing_there(trace, allowed)
+    def helper_in_ns(target, conf):
+        """The helper run with -N into nobody's namespace: it must have
+        run nothing of that namespace's, as root or at all."""
+        p, trace = helper.traced("none", target, "-N", arg,
+                                 env={"VARSYM_CONF": conf})
+        assert not ns.marks(), \
+            f"ran as root from nobody's namespace: {ns.marks()}\n{p.err}"
+        assert_ran_nothing_there(trace, allowed)
+        return p
+
+    p = helper_in_ns(where, conf)
     assert p.returncode == 0, f"{p.cmd}: {p.returncode}\n{p.err}"
     assert mounts_at(where, ns.pid) == 1, "not mounted in the namespace"
     assert mounts_at(where) == 0, "mounted in root's own namespace"
@@ -442,11 +448,7 @@ def test_dash_n_runs_nothing_of_that_namespace(helper, nobodys_namespace,
                        SYSTEM) == b"V=/inside\0", "not loaded"
 
     # a configuration that cannot be read: the umount is the namespace's
-    p, trace = helper.traced("none", failed, "-N", arg,
-                             env={"VARSYM_CONF": public_dir})
-    assert not ns.marks(), \
-        f"ran as root from nobody's namespace: {ns.marks()}\n{p.err}"
-    assert_ran_nothing_there(trace, allowed)
+    p = helper_in_ns(failed, public_dir)
     assert p.returncode == 32, f"{p.cmd}: {p.returncode}\n{p.err}"
     assert f"not mounted: {public_dir} could not be loaded" in p.err, p.err
     assert mounts_at(failed, ns.pid) == 0, "left mounted in the namespace"
