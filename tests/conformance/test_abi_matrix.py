@@ -102,6 +102,13 @@ class World:
         os.chmod(self.dir, 0o755)
         self.mounts = []
         self.root = {}
+        try:
+            self.make()
+        except BaseException:
+            self.close()  # a world half made: its mounts go too
+            raise
+
+    def make(self):
         # universes: bin/prog and bin/interp print which file really ran
         for name in ("att", "ucb", "dflt"):
             root = os.path.join(self.dir, name)
@@ -109,14 +116,14 @@ class World:
             os.chmod(root, 0o755)
             for prog in ("prog", "interp"):
                 dst = os.path.join(root, "bin", prog)
-                shutil.copy(os.path.join(build, "vsattack"), dst)
+                shutil.copy(os.path.join(self.build, "vsattack"), dst)
                 os.chmod(dst, 0o755)
             self.root[name] = root
         # loaders: good is the real one, evil the fake that says its euid
         self.good = os.path.join(self.dir, "good")
         self.evil = os.path.join(self.dir, "evil")
         for d, src in ((self.good, os.path.realpath(SYSTEM_LOADER)),
-                       (self.evil, os.path.join(build, "fake-loader"))):
+                       (self.evil, os.path.join(self.build, "fake-loader"))):
             os.mkdir(d, 0o755)
             shutil.copy(src, os.path.join(d, "ld.so"))
             os.chmod(os.path.join(d, "ld.so"), 0o755)
@@ -138,7 +145,7 @@ class World:
         self.suid32 = {}
         for abi in ABIS_32:
             dst = os.path.join(self.dir, f"vs32-{abi}-suid")
-            shutil.copy(os.path.join(build, f"vs32-{abi}"), dst)
+            shutil.copy(os.path.join(self.build, f"vs32-{abi}"), dst)
             os.chown(dst, 0, 0)
             os.chmod(dst, 0o4755)
             self.suid32[abi] = dst
