@@ -111,10 +111,14 @@ struct vsfuse_mount {
  * exit); allocated as used.  Past it, or without memory, a thread's walk
  * has no snapshot: doubt, secure on a mount serving others.
  */
+#ifndef VSFUSE_SNAPSHOTS		/* the tests' build sets smaller ones */
 #define VSFUSE_SNAPSHOTS	65536
+#endif
 #define VSFUSE_PUBLISHED	16384	/* slots: 1 MiB, shared by all */
 #define VSFUSE_MOUNTS		1024
+#ifndef VSFUSE_EXECS
 #define VSFUSE_EXECS		65536	/* execs in flight with marks */
+#endif
 
 #ifndef __bpf__
 #include <stdbool.h>

@@ -11,16 +11,37 @@ flight, attacked by the unprivileged user nobody (docs/SECURITY.md).
          Today's records were keyed by tid, and the held commit deleted the
          setuid exec's: FAKE-LOADER euid=0.
 
+Security round 5, shared stores one user could fill for everyone (the
+daemons' exec hooks, fuse/exec_hooks.bpf.c):
+
+  leak   threads that are not their process's leader follow a link of a
+         root mount, then exec: each exec gives its tid up (de_thread) with
+         no hook ever running under it again, and the snapshot kept under
+         that tid stayed, until the map was full; then every exec's walk
+         through a variant link, anyone's, got the secure answer.
+  held   threads hold a failed exec each: the records of its files (a
+         script chain checks six), or the mark that one of its walks
+         followed the caller, stayed in maps shared by the machine, until
+         they were full; then every exec's interpreter, anyone's, got the
+         secure answer.
+
+These run the daemon's tests build (build/bench), whose BPF program has
+maps of 1024 snapshots and 512 execs instead of 65536 each, so that an
+attack fills one of them in seconds under TCG, and only that one; the
+attacker's means are the same at any size.
+
 Each test sets its attack up, checks it is in place, then judges the
 answer; everything is ended in a finaliser, by pid.
 """
+import ctypes
+import json
 import os
 import shutil
 import time
 
 import pytest
 
-from attack import SYSTEM_LOADER, Bg, gcc_program, kill_pid, \
+from attack import NOBODY, SYSTEM_LOADER, Bg, gcc_program, kill_pid, \
     opens_program_first
 from conftest import HOOK_PROGRAMS, PINS, Failed, exec_mode, \
     loaded_hook_programs, needs_real_root, run
@@ -178,22 +199,22 @@ SBIN = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 FAIL_WATCHES = "/sys/module/varsymfs/parameters/fail_watches"
 
 
-def faulty_daemon(build, public_dir, flag, options):
+def faulty_daemon(build, public_dir, flag, options, name="nostate"):
     """The daemon's tests build (make check's build/bench), mounted on
-    public_dir/nostate with flag, a fault of its exec hooks."""
+    public_dir/NAME with flag, a fault of its exec hooks (or None)."""
     from conftest import Mount
     bench = os.path.join(build, "bench")
     if not os.path.exists(os.path.join(bench, "varsymfs")):
         # the sanitizers' builds have none
         pytest.skip(f"no {bench}/varsymfs (the tests' build of make check)")
-    where = os.path.join(public_dir, "nostate")
+    where = os.path.join(public_dir, name)
     os.mkdir(where)
     os.chmod(where, 0o755)
 
     class Faulty(Mount):
         def argv(self):
             argv = super().argv()
-            return argv[:1] + [flag] + argv[1:]
+            return argv[:1] + ([flag] if flag else []) + argv[1:]
 
     m = Faulty("fuse", bench, options, where)
     ok, err = m.start()
@@ -390,3 +411,227 @@ def test_exec_in_flight_when_the_exec_hooks_load(impl, no_held_exec_hooks,
     finally:
         if prog.p.poll() is None:
             prog.end()
+
+
+# ---- shared stores one user could fill (security round 5) ------------------
+
+# Debian's systemd raises pid_max to this (50-pid-max.conf); the guests'
+# kernels start at 32768, fewer tids than a full map takes
+BIG_PID_MAX = 4194304
+LIBC = ctypes.CDLL(None, use_errno=True)
+NR_BPF = {"x86_64": 321, "aarch64": 280}[os.uname().machine]
+BPF_MAP_GET_NEXT_KEY, BPF_MAP_GET_FD_BY_ID = 4, 14
+
+
+@pytest.fixture
+def big_pid_max():
+    with open(PID_MAX) as f:
+        before = f.read().strip()
+    with open(PID_MAX, "w") as f:
+        f.write(str(BIG_PID_MAX))
+    yield
+    with open(PID_MAX, "w") as f:
+        f.write(before)
+
+
+def daemon_maps(pid):
+    """The BPF maps daemon pid holds, by name: bpftool's view of each."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if "map_id" in info:
+            ids.add(int(info["map_id"]))
+    maps = {}
+    for i in sorted(ids):
+        p = run(["bpftool", "-j", "map", "show", "id", str(i)], env=SBIN)
+        if p.returncode == 0:
+            m = json.loads(p.out)
+            maps[m.get("name", str(i))] = m
+    return maps
+
+
+def entries(m):
+    """How many keys map m (daemon_maps()) holds, walked key by key."""
+    attr = (ctypes.c_uint8 * 128)()
+    ctypes.c_uint32.from_buffer(attr, 0).value = m["id"]
+    fd = LIBC.syscall(NR_BPF, BPF_MAP_GET_FD_BY_ID, attr, 128)
+    if fd < 0:
+        raise Failed(f"map {m['id']}: {os.strerror(ctypes.get_errno())}")
+    key = (ctypes.c_uint8 * m["bytes_key"])()
+    nxt = (ctypes.c_uint8 * m["bytes_key"])()
+    n = 0
+    try:
+        while True:
+            attr = (ctypes.c_uint8 * 128)()
+            ctypes.c_uint32.from_buffer(attr, 0).value = fd
+            ctypes.c_uint64.from_buffer(attr, 8).value = \
+                ctypes.addressof(key) if n else 0
+            ctypes.c_uint64.from_buffer(attr, 16).value = \
+                ctypes.addressof(nxt)
+            if LIBC.syscall(NR_BPF, BPF_MAP_GET_NEXT_KEY, attr, 128) < 0:
+                return n
+            ctypes.memmove(key, nxt, m["bytes_key"])
+            n += 1
+    finally:
+        os.close(fd)
+
+
+def shared_stores(m):
+    """The maps of mount m's exec hooks that any user's threads can add to,
+    with how many entries each holds: every hash map but the mounts, which
+    only root daemons write."""
+    return {name: f"{entries(mp)} of {mp.get('max_entries')}"
+            for name, mp in daemon_maps(m.daemon.pid).items()
+            if mp.get("type") == "hash" and name != "mounts"}
+
+
+@pytest.fixture
+def exec_victim(impl, build, public_dir, big_pid_max):
+    """The tests' daemon on a seed LOADER mount whose default is the fake
+    loader, and root's program whose PT_INTERP crosses it: run with
+    LOADER=its own choice (the real loader), it must run with that loader,
+    "real euid=0", whatever another user did before.  Yields (mount,
+    victim), victim() running the program once."""
+    if impl != "fuse":
+        pytest.skip("the FUSE daemons' exec hooks (the module keeps an "
+                    "exec's state in the task: test_kernel.py)")
+    roots = {}
+    for name, src in (("mine", os.path.realpath(SYSTEM_LOADER)),
+                      ("dflt", os.path.join(build, "fake-loader"))):
+        root = os.path.join(public_dir, name)
+        os.makedirs(root)
+        os.chmod(root, 0o755)
+        shutil.copy(src, os.path.join(root, "ld.so"))
+        os.chmod(os.path.join(root, "ld.so"), 0o755)
+        roots[name] = root
+    m = faulty_daemon(build, public_dir, None,
+                      f"LOADER,default={roots['dflt']}", name="shared")
+    try:
+        if exec_mode(m) != "exec hooks":
+            pytest.skip("needs the exec hooks (a BPF LSM program: the "
+                        "guests)")
+        exe = gcc_program(public_dir, m.link + "/ld.so", "victim")
+
+        def victim():
+            return run(["/usr/bin/env", f"LOADER={roots['mine']}", exe],
+                       env={})
+        p = victim()
+        if p.returncode != 0 or p.out != "real euid=0\n":
+            raise Failed("not in place: root's program does not run with "
+                         f"its own loader: {p.returncode} {p.out!r} "
+                         f"{p.err!r}")
+        yield m, victim
+    finally:
+        m.stop()
+
+
+def test_execs_that_give_their_tid_up_leave_nothing_behind(exec_victim,
+                                                           build):
+    """Security round 5, item 2: nobody's threads, none their process's
+    leader, each read a link of a root mount and then exec.  The exec
+    gives the thread's tid up (de_thread) without an exit, and the
+    snapshot the BPF program kept under that tid stayed: 1024 of them
+    filled the tests' build's map (65536 in the real one, a minute of
+    one user's execs).  From then on no thread's snapshot could be
+    stored, and root's program got the default's loader, as every exec
+    through a variant link of the machine would.  Now the snapshots live
+    only in a fixed array of slots, and the burst leaves nothing that
+    fills."""
+    m, victim = exec_victim
+    before = shared_stores(m)
+    full = int(before.get("snapshots", "0 of 1024").split(" of ")[1])
+    burst = full + 512
+    attacker = Bg([os.path.join(build, "vsattack"), "thread-execs",
+                   str(burst), m.link], user="nobody")
+    try:
+        if not attacker.wait_line(lambda s: s.startswith("done "), 900):
+            raise Failed("the burst of execs did not end:\n" +
+                         attacker.describe())
+    finally:
+        attacker.end()
+    after = shared_stores(m)
+    print(f"\n{burst} execs of non-leader threads; shared stores before "
+          f"{before}, after {after}")
+    p = victim()
+    print(f"root's program after the burst: {p.returncode} {p.out!r}")
+    assert p.returncode == 0 and p.out == "real euid=0\n", \
+        ("after nobody's execs, root's program ran with the default's "
+         f"loader, not its own: {p.returncode} {p.out!r}; the shared "
+         f"stores hold {after}")
+    assert "snapshots" not in after, after
+
+
+def hold_failed_execs(build, n, path, env=()):
+    """nobody's n threads, each holding an exec of path that failed."""
+    attacker = Bg(["/usr/bin/prlimit", f"--nproc={n + 1000}", "--"] +
+                  NOBODY + [os.path.join(build, "vsattack"),
+                            "hold-failed-execs", str(n), path] + list(env))
+    got = attacker.wait_line(lambda s: s.startswith("held "), 600)
+    if not got:
+        attacker.end()
+        raise Failed("nobody's threads do not hold failed execs:\n" +
+                     attacker.describe())
+    return attacker, got[1]
+
+
+@pytest.mark.parametrize("what", ["records", "marks"])
+def test_failed_execs_held_by_one_user_cost_only_that_user(exec_victim,
+                                                           build, public_dir,
+                                                           what):
+    """Security round 5, item 3: nobody's threads each hold an exec that
+    failed.  records: a chain of six scripts, each of whose files the BPF
+    program recorded for the daemon to read its capabilities, in a map
+    shared by the machine (about 11,000 threads filled the real one);
+    marks: a script whose #! interpreter crosses the variant link and
+    follows nobody's envp, which the daemon marked in another shared map
+    (on a nosuid mount, so that it leaves no record).  Once a map was
+    full, root's exec got the default's loader: its file could not be
+    recorded (so it counted as privileged), or its walk could not be
+    marked.  Now each exec's records and mark live with its own task, and
+    cost only that task."""
+    m, victim = exec_victim
+    if what == "records":
+        chain = public_dir
+        for i in range(7):
+            with open(os.path.join(chain, f"s{i}"), "w") as f:
+                f.write(f"#!{chain}/s{i + 1}\n")
+            os.chmod(os.path.join(chain, f"s{i}"), 0o755)
+        n, path, env, want = 256, os.path.join(chain, "s0"), [], "ELOOP"
+    else:
+        nosuid = os.path.join(public_dir, "nosuid")
+        os.mkdir(nosuid)
+        run(["mount", "-t", "tmpfs", "-o", "nosuid,mode=755", "none",
+             nosuid], env=SBIN, check=True)
+        with open(os.path.join(nosuid, "s0"), "w") as f:
+            f.write(f"#!{m.link}/interp\n")
+        with open(os.path.join(nosuid, "interp"), "w") as f:
+            f.write("#!/nonexistent/interp\n")
+        os.chmod(os.path.join(nosuid, "s0"), 0o755)
+        os.chmod(os.path.join(nosuid, "interp"), 0o755)
+        # more than the tests' build's 512 marks, fewer than its 1024
+        # snapshots, which these threads' walks hold too
+        n, path, env, want = 768, os.path.join(nosuid, "s0"), \
+            [f"LOADER={nosuid}"], "ENOENT"
+    before = shared_stores(m)
+    attacker = None
+    try:
+        attacker, said = hold_failed_execs(build, n, path, env)
+        if not said.endswith(want):
+            raise Failed(f"not in place: {said}, want {want}")
+        after = shared_stores(m)
+        p = victim()
+    finally:
+        if attacker:
+            attacker.end()
+        if what == "marks":
+            run(["umount", "-l", nosuid], env=SBIN)
+    print(f"\n{what}: {said}; shared stores before {before}, while held "
+          f"{after}; root's program: {p.returncode} {p.out!r}")
+    assert p.returncode == 0 and p.out == "real euid=0\n", \
+        (f"while nobody held failed execs ({what}), root's program ran "
+         f"with the default's loader, not its own: {p.returncode} "
+         f"{p.out!r}; the shared stores hold {after}")

@@ -36,6 +36,18 @@
  *                                "got PID after N forks", waits for a line
  *                                on standard input, then does `exec MODE
  *                                ...`; "err EAGAIN" after 200000 forks
+ *   vsattack thread-execs N LINK a thread that is not the leader readlink(2)s
+ *                                LINK, then execs this program again, which
+ *                                does the same, N times in all: each exec
+ *                                gives a tid up ("tid TID" for the first,
+ *                                "left K" every 4096, "done N" at the end,
+ *                                "err ERRNO" if a readlink or exec fails)
+ *   vsattack hold-failed-execs N PATH [ENV...]
+ *                                N threads (small stacks) each execve(PATH)
+ *                                once with envp {ENV...}, which must fail;
+ *                                then they all wait:
+ *                                "held N failed execs: ERRNO", then nothing
+ *                                until end-of-file on standard input
  *   vsattack pids-past N         fork children that exit at once until one
  *                                gets a pid above N ("pid PID after K forks")
  *   vsattack tid-handoff FILE PATH
@@ -696,6 +708,105 @@ static int cmd_tid_handoff(char *file, char *path)
 		pause();	/* the exec ends this thread */
 }
 
+/* ---- tids given up by execs, and execs held failed --------------------- */
+
+/*
+ * Each image of this program: a second thread follows the link, then execs
+ * the program again with one exec fewer to go.  de_thread() gives that
+ * thread its leader's tid: the one it followed the link with is given up
+ * without an exit.
+ */
+static char *chain_argv[5];
+
+static void *chain_main(void *arg)
+{
+	char target[PATH_MAX];
+
+	(void)arg;
+	if (readlink(chain_argv[3], target, sizeof(target)) < 0) {
+		report_error(errno);
+		exit(1);
+	}
+	execv("/proc/self/exe", chain_argv);
+	report_error(errno);
+	exit(1);
+}
+
+static int cmd_thread_execs(long total, long left, char *link)
+{
+	static char count[32];
+	pthread_t t;
+
+	if (left == total)
+		printf("tid %d\n", (int)gettid());
+	if (!left) {
+		printf("done %ld\n", total);
+		return 0;
+	}
+	if (left % 4096 == 0)
+		printf("left %ld\n", left);
+	snprintf(count, sizeof(count), "%ld/%ld", left - 1, total);
+	chain_argv[0] = "vsattack";
+	chain_argv[1] = "thread-execs";
+	chain_argv[2] = count;
+	chain_argv[3] = link;
+	fflush(stdout);
+	if (pthread_create(&t, NULL, chain_main, NULL))
+		return report_error(EAGAIN);
+	for (;;)
+		pause();	/* the exec ends this thread */
+}
+
+static char *held_path, **held_envp;
+static int held_failed, held_errno;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t held_cond = PTHREAD_COND_INITIALIZER;
+
+static void *held_main(void *arg)
+{
+	char *argv[] = { held_path, NULL };
+
+	(void)arg;
+	execve(held_path, argv, held_envp);
+	pthread_mutex_lock(&held_lock);
+	held_errno = errno;
+	held_failed++;
+	pthread_cond_broadcast(&held_cond);
+	pthread_mutex_unlock(&held_lock);
+	for (;;)
+		pause();	/* holds its failed exec's state */
+	return NULL;
+}
+
+static int cmd_hold_failed_execs(int n, char *path, char **envp)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int i, err;
+	char c;
+
+	held_path = path;
+	held_envp = envp;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (i = 0; i < n; i++) {
+		/* EAGAIN while another thread is inside its exec (fs->in_exec) */
+		while ((err = pthread_create(&t, &attr, held_main, NULL)) ==
+		       EAGAIN)
+			sched_yield();
+		if (err)
+			return report_error(err);
+	}
+	pthread_mutex_lock(&held_lock);
+	while (held_failed < n)
+		pthread_cond_wait(&held_cond, &held_lock);
+	pthread_mutex_unlock(&held_lock);
+	printf("held %d failed execs: %s\n", n, errno_name(held_errno));
+	while (read(0, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
 /* Forks children that exit at once until one's pid is above past. */
 static int cmd_pids_past(pid_t past)
 {
@@ -915,6 +1026,15 @@ int main(int argc, char *argv[])
 	if (!strcmp(cmd, "env-area") && (argc == 5 || argc == 6))
 		return cmd_env_area(argv[2], argv[3], argv[4],
 				    argc == 6 ? atol(argv[5]) : 0);
+	if (!strcmp(cmd, "thread-execs") && argc == 4) {
+		long left, total;
+
+		if (sscanf(argv[2], "%ld/%ld", &left, &total) != 2)
+			left = total = atol(argv[2]);
+		return cmd_thread_execs(total, left, argv[3]);
+	}
+	if (!strcmp(cmd, "hold-failed-execs") && argc >= 4)
+		return cmd_hold_failed_execs(atoi(argv[2]), argv[3], argv + 4);
 	if (!strcmp(cmd, "pids-past") && argc == 3)
 		return cmd_pids_past(atoi(argv[2]));
 	if (!strcmp(cmd, "as-pid") && argc > 4)
