@@ -173,8 +173,7 @@ $(B)/exec_hooks.skel.h: $(B)/exec_hooks.bpf.o
 # under TCG (tests/conformance/test_exec_state.py).
 $(B)/bench/exec_hooks.bpf.o: $(BPF_SRC)
 	@mkdir -p $(B)/bench
-	$(BPF_CC) -DVSFUSE_FAULTS -DVSFUSE_SNAPSHOTS=1024 -DVSFUSE_EXECS=512 \
-		-c -o $@ $<
+	$(BPF_CC) -DVSFUSE_FAULTS -DVSFUSE_EXECS=512 -c -o $@ $<
 $(B)/bench/exec_hooks.skel.h: $(B)/bench/exec_hooks.bpf.o
 	$(BPFTOOL) gen skeleton $< name exec_hooks_bpf >$@.tmp && mv $@.tmp $@
 

@@ -303,11 +303,6 @@ struct varsym_opts {
 #define VARSYM_XATTR_OPTIONS "system.varsym_options"
 /* On a FUSE mount's links: how it tells the walks inside an execve apart. */
 #define VARSYM_XATTR_EXEC "system.varsym_exec"
-/*
- * Its value's reason once the exec hooks lost an exec's record: then the
- * mount works as one without them until every daemon has stopped.
- */
-#define VARSYM_EXEC_LOST "the exec hooks lost an exec's record"
 
 /* parse_one() returns this for an option that belongs to the mount layer. */
 #define VARSYM_OPT_FOREIGN 1

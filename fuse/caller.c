@@ -10,13 +10,13 @@
  * ABI and envp, whether a file of the exec gains privileges.  /proc gives
  * only AT_SECURE (auxv, read once per answer computed).
  *
- * Without them, or for a request whose snapshot the set lost, the
- * caller's /proc/TID/syscall tells an execve in any ABI of the machine
- * (never from anything the process may change: all of them at once),
- * and nothing tells which walk of it this is: doubt.  The rule
- * then resolves it as secure on a mount that serves others, and as the
- * caller's own choice on one that serves only its owner, which cannot be
- * on a privileged program's path.
+ * Without them, or for a request without a snapshot, the caller's
+ * /proc/TID/syscall tells an execve in any ABI of the machine (never from
+ * anything the process may change: all of them at once), and nothing
+ * tells which walk of it this is: doubt.  The rule then resolves it as
+ * secure on a mount that serves others, and as the caller's own choice on
+ * one that serves only its owner, which cannot be on a privileged
+ * program's path.
  *
  * The caller's environment, exec-time (environ) or execve's envp (mem),
  * is its own memory, which it can make block: reader.c reads that, under
@@ -239,8 +239,6 @@ static void snapshot_facts(struct vsfuse_caller *c,
 	}
 	c->word = s->flags & VSFUSE_SNAP_WORD4 ? 4 : 8;
 	f->exec = (enum varsym_exec_phase)s->phase;
-	if (s->flags & VSFUSE_SNAP_EXEC_DOUBT)
-		f->exec = VARSYM_EXEC_DOUBT;
 	f->envp_known = s->flags & VSFUSE_SNAP_ENVP_KNOWN;
 	c->envp = s->envp;
 	c->envp_ptr_size = s->flags & VSFUSE_SNAP_ENVP4 ? 4 : 8;
@@ -294,8 +292,8 @@ void vsfuse_caller_open(struct vsfuse_caller *c, int procfd,
 		goto plan;
 	}
 	/*
-	 * Without a snapshot (the set lost one, or every one: a full map, a
-	 * doubt that had nowhere to go), /proc tells, as without the hooks:
+	 * Without a snapshot (another thread's took the slot, or this one's
+	 * follow found it being written), /proc tells, as without the hooks:
 	 * a walk inside an execve is doubt, any other the caller's.
 	 */
 	if (view->hooks && r->has_snap)

@@ -10,14 +10,15 @@
  * the program, then each interpreter), whether any gains privileges.  At
  * each follow (or readlink) of a link of a varsymfs mount, in the caller's
  * own context and before its request is sent, the program writes the
- * daemon's facts for that request (exec_hooks.h, struct vsfuse_snapshot).
+ * daemon's facts for that request (exec_hooks.h, struct vsfuse_snapshot)
+ * into the caller's slot of a fixed array, the one place they are kept.
  * The daemon records that a walk of an exec followed the caller's
  * environment; such an exec that the kernel makes privileged fails at the
  * credential hook (bprm_creds_from_file), where an LSM may still refuse.
  *
- * Where state is lost (task storage or a map that cannot be had), the
- * exec's walks are doubt, which a mount serving others resolves as
- * secure; nothing here fails an exec for its own bookkeeping.
+ * Where task storage cannot be had, the exec's walks are doubt, which a
+ * mount serving others resolves as secure; nothing here fails an exec for
+ * its own bookkeeping.
  *
  * The rules are the core's (core/exec_rule.h, core/execve_nrs.h); the few
  * kernel fields read are declared here with preserve_access_index, and
@@ -153,22 +154,14 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader: before 6.8, execve walks the program with in_execve. */
 const volatile bool program_opened_in_execve;
 #ifdef VSFUSE_FAULTS
-/* The tests' build only: task storage that cannot be had... */
+/* The tests' build only: task storage that cannot be had. */
 const volatile bool fail_task_storage;
-/* ...and no room for a snapshot, as in a full map. */
-const volatile bool fail_snapshots;
 #endif
 
 /* Exec numbers and tokens: one count, never reused. */
 __u64 exec_count;
 /* Execs seen by an LSM hook: the loader's proof that they run. */
 __u64 lsm_execs;
-/*
- * Doubt that lost its own record: every walk inside an execve is doubt,
- * and the daemons trust no snapshot until the set goes (they tell the
- * walks apart by /proc, as without the hooks).
- */
-__u32 exec_doubt_all;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -177,16 +170,10 @@ struct {
 	__type(value, struct vsfuse_task);
 } tasks SEC(".maps");
 
-/* By tid (exec_hooks.h: who writes it, who reads it, when). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VSFUSE_SNAPSHOTS);
-	__type(key, __u32);
-	__type(value, struct vsfuse_snapshot);
-} snapshots SEC(".maps");
-
-/* By tid modulo its size, mapped by the daemons (exec_hooks.h). */
+/*
+ * The snapshots, by tid modulo its size, mapped by the daemons: who
+ * writes a slot, who reads it and when, above publish().
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -239,16 +226,6 @@ static __u32 current_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
-static long snapshot_store(__u32 *tid, struct vsfuse_snapshot *s,
-			   __u64 flags)
-{
-#ifdef VSFUSE_FAULTS
-	if (fail_snapshots)
-		return -E2BIG;
-#endif
-	return bpf_map_update_elem(&snapshots, tid, s, flags);
-}
-
 static struct vsfuse_task *task_state(struct task_struct *task, bool create)
 {
 #ifdef VSFUSE_FAULTS
@@ -260,12 +237,34 @@ static struct vsfuse_task *task_state(struct task_struct *task, bool create)
 }
 
 /*
- * Takes tid's slot of the published snapshots for writing: NULL while
- * another thread holds it.  Every holder leaves the slot showing its own
- * new snapshot or nothing, so a thread that found it held (and could not
- * publish its change) has no old snapshot left there.  Compare-and-swap
- * is fully ordered on every architecture the JIT knows: the odd count is
- * seen before what is written after it.
+ * A slot is the only place a thread's snapshot is kept, so it must never
+ * show a thread waiting for its answer any snapshot but the one taken for
+ * that request: not another thread's, not one of its own older ones.
+ *
+ *  - Only the thread that holds tid T writes T into a slot (publish(), in
+ *    its own context, one hook at a time); every other write empties it
+ *    (unpublish()).  A writer takes the slot (odd count) and leaves it
+ *    showing its own new snapshot or nothing, whoever's it was: so when
+ *    T's publish finds the slot held, the holder leaves no older snapshot
+ *    of T behind, and the daemon, finding another tid, none, or an odd
+ *    count, tells T's walk by /proc.
+ *  - The daemon reads T's slot only while T waits in the request whose
+ *    snapshot T's hook just published, so T writes nothing meanwhile.
+ *  - T's old snapshots are gone before T can be handed out again: when
+ *    T's thread exits, its exit hook empties the slot (or, if a writer
+ *    holds it then, that writer leaves its own or none); when T is given
+ *    up by de_thread() (a thread that is not its process's leader execs
+ *    and takes the leader's tid, and no hook ever runs under T again),
+ *    the fork hook that hands T out empties the slot, in the parent's
+ *    context, before the new thread runs; the leader's tid itself is
+ *    handed over only after the leader's exit hook ran.
+ *  - unpublish() may look at the slot's tid without taking it: nothing
+ *    writes T there meanwhile (T's holder is this very thread, or gone, or
+ *    not yet running), and what T's last holder wrote is ordered before
+ *    by the locks that freed and allocated the pid.
+ *
+ * Compare-and-swap is fully ordered on every architecture the JIT knows:
+ * the odd count is seen before what is written after it.
  */
 static struct vsfuse_published *slot_take(__u32 tid, __u32 *seq)
 {
@@ -301,7 +300,7 @@ static void publish(__u32 tid, const struct vsfuse_snapshot *s)
 	slot_give(p, seq);
 }
 
-/* tid's snapshot changed or went: its slot no longer shows it. */
+/* tid's snapshot went: its slot no longer shows it. */
 static void unpublish(__u32 tid)
 {
 	__u32 i = tid % VSFUSE_PUBLISHED, seq;
@@ -313,7 +312,7 @@ static void unpublish(__u32 tid)
 	p = slot_take(tid, &seq);
 	if (!p)
 		return;
-	/* whoever's it is now: that thread's change may have found it held */
+	/* whoever's it is now: that thread's publish may have found it held */
 	p->tid = 0;
 	slot_give(p, seq);
 }
@@ -409,36 +408,6 @@ static void forget_exec(struct vsfuse_task *t)
 	t->recorded = 0;
 }
 
-/*
- * This exec's state is lost (no task storage): its walks must be doubt.
- * The mark goes where the follows of this thread look, under its own tid;
- * if even that cannot be, every exec's walks are doubt from now on.
- */
-static void exec_doubt(void)
-{
-	struct vsfuse_snapshot fresh = { .flags = VSFUSE_SNAP_EXEC_DOUBT };
-	__u32 tid = current_tid();
-	struct vsfuse_snapshot *s = bpf_map_lookup_elem(&snapshots, &tid);
-
-	if (s)
-		__sync_fetch_and_or(&s->flags, VSFUSE_SNAP_EXEC_DOUBT);
-	else if (snapshot_store(&tid, &fresh, BPF_NOEXIST))
-		exec_doubt_all = 1;
-	unpublish(tid);
-}
-
-/* This thread's exec has a state of its own: no lost one's doubt. */
-static void exec_undoubt(void)
-{
-	__u32 tid = current_tid();
-	struct vsfuse_snapshot *s = bpf_map_lookup_elem(&snapshots, &tid);
-
-	if (s) {
-		__sync_fetch_and_and(&s->flags, ~VSFUSE_SNAP_EXEC_DOUBT);
-		unpublish(tid);
-	}
-}
-
 /* Once per exec, after the program is open, before any file is checked. */
 SEC("lsm/bprm_creds_for_exec")
 int BPF_PROG(exec_begins, struct linux_binprm *bprm, int ret)
@@ -450,10 +419,8 @@ int BPF_PROG(exec_begins, struct linux_binprm *bprm, int ret)
 		return ret;
 	__sync_fetch_and_add(&lsm_execs, 1);
 	t = task_state(task, true);
-	if (!t) {
-		exec_doubt();
-		return 0;
-	}
+	if (!t)
+		return 0;	/* its walks will find no state: doubt */
 	forget_exec(t);
 	t->exec = next_count();
 	t->files = 0;
@@ -461,7 +428,6 @@ int BPF_PROG(exec_begins, struct linux_binprm *bprm, int ret)
 	if (BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
 		t->flags |= VSFUSE_TASK_PRIVILEGED;
 	exec_call(task, t->call);
-	exec_undoubt();
 	return 0;
 }
 
@@ -512,8 +478,11 @@ int BPF_PROG(exec_checks_file, struct linux_binprm *bprm, int ret)
 	if (ret)
 		return ret;
 	t = task_state(task, false);
-	if (!t || !(t->flags & VSFUSE_TASK_IN_EXEC)) {
-		exec_doubt();
+	if (!t)
+		return 0;	/* its walks find no state: doubt */
+	if (!(t->flags & VSFUSE_TASK_IN_EXEC)) {
+		/* no exec_begins for it (before this set): its walks doubt */
+		t->flags |= VSFUSE_TASK_DOUBT;
 		return 0;
 	}
 	i = t->files++;
@@ -559,25 +528,23 @@ int BPF_PROG(exec_gets_creds, struct linux_binprm *bprm, struct file *file,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	bool secureexec = BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec);
-	struct vsfuse_snapshot *s;
 	struct vsfuse_task *t;
-	__u32 tid = current_tid();
-	__u64 exec = 0;
+	__u64 exec;
 
 	if (ret || !secureexec)
 		return ret;
+	/*
+	 * Only a walk made with this exec's state in flight (an interpreter's)
+	 * can have followed the caller; that state stays until the exec ends.
+	 * (6.1 gives none while a task-storage call is interrupted on this
+	 * CPU, which a kernel without full preemption never does to a hook.)
+	 */
 	t = task_state(task, false);
-	if (t && (t->flags & VSFUSE_TASK_IN_EXEC)) {
-		t->flags |= VSFUSE_TASK_PRIVILEGED;
-		exec = t->exec;
-	} else {
-		/* no state: the exec its last walk was made in, if any */
-		s = bpf_map_lookup_elem(&snapshots, &tid);
-		if (s)
-			exec = s->exec;
-	}
-	if (!varsym_exec_may_run(exec && bpf_map_lookup_elem(&followed, &exec),
-				 true))
+	if (!t || !(t->flags & VSFUSE_TASK_IN_EXEC))
+		return 0;
+	t->flags |= VSFUSE_TASK_PRIVILEGED;
+	exec = t->exec;
+	if (!varsym_exec_may_run(bpf_map_lookup_elem(&followed, &exec), true))
 		return -EPERM;
 	return 0;
 }
@@ -598,8 +565,7 @@ int BPF_PROG(exec_commits, struct linux_binprm *bprm)
 		forget_exec(t);
 		t->flags = 0;
 	}
-	bpf_map_delete_elem(&snapshots, &tid);
-	unpublish(tid);
+	unpublish(tid);		/* the snapshots of the old program */
 	return 0;
 }
 
@@ -610,8 +576,7 @@ int BPF_PROG(exec_thread_forks, struct task_struct *parent,
 {
 	__u32 tid = BPF_CORE_READ(child, pid);
 
-	bpf_map_delete_elem(&snapshots, &tid);
-	unpublish(tid);
+	unpublish(tid);		/* a tid given up by de_thread(): publish() */
 	/*
 	 * Before 6.8 the program is walked inside execve before any exec
 	 * hook: a task without storage then could not tell that walk from
@@ -627,12 +592,10 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exec_thread_exits, struct task_struct *task)
 {
 	struct vsfuse_task *t = task_state(bpf_get_current_task_btf(), false);
-	__u32 tid = current_tid();
 
 	if (t)
 		forget_exec(t);
-	bpf_map_delete_elem(&snapshots, &tid);
-	unpublish(tid);
+	unpublish(current_tid());
 	return 0;
 }
 
@@ -656,8 +619,7 @@ static __u32 owner_of(struct task_struct *task)
 
 /* Where in an execve, if anywhere, this walk is (core/exec_rule.h). */
 static enum varsym_exec_phase exec_phase(struct task_struct *task,
-					 struct vsfuse_task *t, bool in_call,
-					 bool doubt)
+					 struct vsfuse_task *t, bool in_call)
 {
 	unsigned long long id[3];
 
@@ -670,7 +632,8 @@ static enum varsym_exec_phase exec_phase(struct task_struct *task,
 		/* from 6.8, execve walks the program before in_execve */
 		return in_call ? VARSYM_EXEC_PROGRAM : VARSYM_EXEC_NONE;
 	}
-	if (doubt || exec_doubt_all || !t || (t->flags & VSFUSE_TASK_DOUBT))
+	/* no state where one must be, or the task's own doubt */
+	if (!t || (t->flags & VSFUSE_TASK_DOUBT))
 		return VARSYM_EXEC_DOUBT;
 	exec_call(task, id);
 	if ((t->flags & VSFUSE_TASK_IN_EXEC) && t->files &&
@@ -705,8 +668,7 @@ static __always_inline bool served(struct inode *inode)
 static int snapshot(struct inode *inode)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct vsfuse_snapshot s = {}, *old;
-	__u32 tid = current_tid();
+	struct vsfuse_snapshot s = {};
 	unsigned int ptr_size = 8;
 	struct vsfuse_task *t;
 	bool in_call;
@@ -714,7 +676,6 @@ static int snapshot(struct inode *inode)
 
 	s.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	s.ino = BPF_CORE_READ(inode, i_ino);
-	old = bpf_map_lookup_elem(&snapshots, &tid);
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
 		s.flags = VSFUSE_SNAP_KTHREAD;
 		goto write;
@@ -734,17 +695,14 @@ static int snapshot(struct inode *inode)
 		t = task_state(task, true);
 		/*
 		 * Inside an execve, a task without state is in an exec that
-		 * began before this set was loaded (or lost its state): from
-		 * here that is no program's own walk, whatever comes next.
+		 * began before this set was loaded (or whose storage could not
+		 * be had then): from here that is no program's own walk,
+		 * whatever comes next.
 		 */
 		if (t && BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
 			t->flags = VSFUSE_TASK_DOUBT;
 	}
-	s.phase = exec_phase(task, t, in_call, old &&
-			     (old->flags & VSFUSE_SNAP_EXEC_DOUBT));
-	if (s.phase != VARSYM_EXEC_NONE && s.phase != VARSYM_EXEC_PROGRAM &&
-	    old && (old->flags & VSFUSE_SNAP_EXEC_DOUBT))
-		s.flags |= VSFUSE_SNAP_EXEC_DOUBT;	/* until the exec ends */
+	s.phase = exec_phase(task, t, in_call);
 	if (!t)
 		goto write;
 	/* a program instance's token: new after every successful exec */
@@ -759,13 +717,7 @@ static int snapshot(struct inode *inode)
 	if (t->flags & VSFUSE_TASK_CAPS_UNREAD)
 		s.flags |= VSFUSE_SNAP_CAPS_UNREAD;
 write:
-	if (!snapshot_store(&tid, &s, BPF_ANY)) {
-		publish(tid, &s);
-		return 0;
-	}
-	unpublish(tid);
-	if (bpf_map_delete_elem(&snapshots, &tid) && old)
-		exec_doubt_all = 1;	/* an old snapshot stays: no trusting */
+	publish(current_tid(), &s);
 	return 0;
 }
 

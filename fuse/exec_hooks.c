@@ -54,12 +54,9 @@
 #define PIN_ROOT "/sys/fs/bpf/varsymfs"
 
 /* The maps a daemon uses, by their pinned names. */
-enum {
-	SNAPSHOTS, PUBLISHED, MOUNTS, DAEMONS, FOLLOWED, EXEC_FILES, BSS, NMAPS
-};
+enum { PUBLISHED, MOUNTS, DAEMONS, FOLLOWED, EXEC_FILES, BSS, NMAPS };
 static const char *const map_names[NMAPS] = {
-	"snapshots", "published", "mounts", "daemons", "followed",
-	"exec_files", "bss",
+	"published", "mounts", "daemons", "followed", "exec_files", "bss",
 };
 
 struct vsfuse_exec_hooks {
@@ -199,8 +196,7 @@ static int map_shared(struct vsfuse_exec_hooks *h)
 		return -errno;
 	/* the section holds the fields, without the struct's tail padding */
 	if (info.value_size < offsetof(struct exec_hooks_bpf__bss,
-				       exec_doubt_all) +
-			      sizeof(h->bss->exec_doubt_all))
+				       lsm_execs) + sizeof(h->bss->lsm_execs))
 		return -EINVAL;
 	h->bss_size = (info.value_size + page - 1) / page * page;
 	p = mmap(NULL, h->bss_size, PROT_READ, MAP_SHARED, h->fd[BSS], 0);
@@ -225,9 +221,8 @@ static int map_shared(struct vsfuse_exec_hooks *h)
 static const struct bpf_map *skel_map(struct exec_hooks_bpf *s, int i)
 {
 	const struct bpf_map *m[NMAPS] = {
-		s->maps.snapshots, s->maps.published, s->maps.mounts,
-		s->maps.daemons, s->maps.followed, s->maps.exec_files,
-		s->maps.bss,
+		s->maps.published, s->maps.mounts, s->maps.daemons,
+		s->maps.followed, s->maps.exec_files, s->maps.bss,
 	};
 
 	return m[i];
@@ -267,7 +262,6 @@ static int attach_new(struct vsfuse_exec_hooks *h, char *why, size_t size)
 		major < 6 || (major == 6 && minor < 8);
 #ifdef VSFUSE_BENCH
 	h->skel->rodata->fail_task_storage = vsfuse_exec_hooks_fail_state >= 1;
-	h->skel->rodata->fail_snapshots = vsfuse_exec_hooks_fail_state >= 2;
 #endif
 	err = exec_hooks_bpf__load(h->skel);
 	if (err) {
@@ -536,25 +530,15 @@ int vsfuse_published_read(const volatile struct vsfuse_published *p,
 	return 1;
 }
 
-bool vsfuse_exec_hooks_lost(const struct vsfuse_exec_hooks *h)
-{
-	return h->bss->exec_doubt_all;
-}
-
 int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 			       unsigned long long ino,
 			       struct vsfuse_snapshot *s)
 {
 	__u32 key = tid;
 
-	/* a snapshot that could not be replaced: none can be trusted */
-	if (vsfuse_exec_hooks_lost(h))
-		return 0;
-	if (!vsfuse_published_read(&h->published[key % VSFUSE_PUBLISHED],
-				   key, s) &&
-	    bpf_map_lookup_elem(h->fd[SNAPSHOTS], &key, s))
-		return 0;
-	return s->dev == h->dev && s->ino == ino;
+	return vsfuse_published_read(&h->published[key % VSFUSE_PUBLISHED],
+				     key, s) &&
+	       s->dev == h->dev && s->ino == ino;
 }
 
 bool vsfuse_exec_hooks_followed(struct vsfuse_exec_hooks *h,

@@ -39,10 +39,9 @@ struct vsfuse_task {
 /*
  * What a follow (or readlink) of a varsymfs link shows of its caller,
  * taken by the BPF program in the caller's own context, before the
- * request is sent: the daemon's facts for that request.  Keyed by tid,
- * written and deleted only by the thread holding the tid (or, at a fork,
- * for the new thread before it runs), and read by the daemon only while
- * the thread waits for its answer, when the tid is still its.
+ * request is sent: the daemon's facts for that request.  Kept only in the
+ * caller's slot of the published array (below), and read by the daemon
+ * only while the thread waits for its answer, when the tid is still its.
  */
 struct vsfuse_snapshot {
 	unsigned long long token;	/* vsfuse_task.token; 0: none */
@@ -58,14 +57,14 @@ struct vsfuse_snapshot {
 };
 
 /*
- * The snapshots, published where a daemon reads them without a system
- * call: slot tid % VSFUSE_PUBLISHED holds a copy of the snapshots map's
- * entry for tid, under a count that is odd while the slot is written.
- * Each change of the entry is made to the slot too, or the slot is
- * emptied of it (by the thread itself, like the entry); a change that
- * finds the slot held is undone by the holder, who leaves only its own
- * new snapshot there, or none.  A daemon that finds another tid there, or
- * an odd or moving count, asks the map.
+ * The snapshots, where a daemon reads them without a system call: slot
+ * tid % VSFUSE_PUBLISHED holds thread tid's last snapshot, under a count
+ * that is odd while the slot is written.  Only that thread writes its
+ * tid there; a slot is emptied when its thread exits, or when the tid is
+ * handed out again (exec_hooks.bpf.c, above publish(), says why no
+ * thread ever reads another's snapshot or an old one of its own).  A
+ * slot holding another tid, or an odd or moving count, is no snapshot:
+ * the daemon then tells the walk by /proc.
  */
 struct vsfuse_published {
 	unsigned int seq;		/* odd: being written */
@@ -78,8 +77,6 @@ struct vsfuse_published {
 #define VSFUSE_SNAP_ENVP_KNOWN	0x4	/* envp is where .envp says */
 #define VSFUSE_SNAP_ENVP4	0x8	/* envp's pointers are 4 bytes */
 #define VSFUSE_SNAP_CAPS_UNREAD	0x10	/* read the exec's files' capabilities */
-/* An exec hook lost this exec's state: its walks are doubt. */
-#define VSFUSE_SNAP_EXEC_DOUBT	0x20
 
 /*
  * The owner uid of the caller's outermost user namespace below the
@@ -106,17 +103,9 @@ struct vsfuse_mount {
 	unsigned long long start_time;	/* /proc/PID/stat's, in ticks */
 };
 
-/*
- * Threads whose last follow of a varsymfs link is kept (until they exec or
- * exit); allocated as used.  Past it, or without memory, a thread's walk
- * has no snapshot: doubt, secure on a mount serving others.
- */
-#ifndef VSFUSE_SNAPSHOTS		/* the tests' build sets smaller ones */
-#define VSFUSE_SNAPSHOTS	65536
-#endif
 #define VSFUSE_PUBLISHED	16384	/* slots: 1 MiB, shared by all */
 #define VSFUSE_MOUNTS		1024
-#ifndef VSFUSE_EXECS
+#ifndef VSFUSE_EXECS		/* the tests' build sets a smaller one */
 #define VSFUSE_EXECS		65536	/* execs in flight with marks */
 #endif
 
@@ -128,10 +117,7 @@ struct vsfuse_mount {
 struct vsfuse_exec_hooks;
 
 #ifdef VSFUSE_BENCH
-/*
- * The tests' build only: 1, the BPF program never has a thread's state;
- * 2, nor room for a snapshot (the doubt of every exec is the machine's).
- */
+/* The tests' build only: 1, the BPF program never has a thread's state. */
 extern unsigned int vsfuse_exec_hooks_fail_state;
 #endif
 
@@ -154,14 +140,9 @@ int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 			       unsigned long long ino,
 			       struct vsfuse_snapshot *s);
 /*
- * Whether an exec's doubt lost its own record: then no snapshot is
- * trusted, until every daemon has left the set.
- */
-bool vsfuse_exec_hooks_lost(const struct vsfuse_exec_hooks *h);
-/*
  * tid's snapshot from its slot p of the published ones (a seqlock's
- * reader): 1 and *s, or 0 when the slot holds another thread's, or was
- * written meanwhile; then the snapshots map has the answer.
+ * reader): 1 and *s, or 0 when the slot holds another thread's or none,
+ * or was written meanwhile.
  */
 int vsfuse_published_read(const volatile struct vsfuse_published *p,
 			  unsigned int tid, struct vsfuse_snapshot *s);

@@ -26,7 +26,7 @@
 #endif
 
 enum { KEY_HELP, KEY_VERSION, KEY_MULTITHREAD, KEY_NAIVE, KEY_CONSTANT,
-	KEY_FAIL_EXEC_STATE, KEY_FAIL_EXEC_RECORDS };
+	KEY_FAIL_EXEC_STATE };
 
 struct cmdline {
 	struct vsfuse *fs;
@@ -46,7 +46,6 @@ static const struct fuse_opt cmdline_spec[] = {
 	FUSE_OPT_KEY("--naive", KEY_NAIVE),
 	FUSE_OPT_KEY("--constant=", KEY_CONSTANT),
 	FUSE_OPT_KEY("--fail-exec-state", KEY_FAIL_EXEC_STATE),
-	FUSE_OPT_KEY("--fail-exec-records", KEY_FAIL_EXEC_RECORDS),
 #endif
 	FUSE_OPT_END
 };
@@ -89,14 +88,12 @@ static void usage(const char *progname)
 	       "its own, and reads callers' environments in child processes.\n"
 #ifdef VSFUSE_BENCH
 	       "\n"
-	       "This is the benchmarks' and tests' build, with four more options:\n"
+	       "This is the benchmarks' and tests' build, with three more options:\n"
 	       "    --naive           read /proc/PID/environ on every request, as a\n"
 	       "                      straightforward FUSE server would\n"
 	       "    --constant=TARGET answer TARGET to everyone: the FUSE floor\n"
 	       "    --fail-exec-state the exec hooks never have a thread's\n"
 	       "                      state (the tests' failed allocations)\n"
-	       "    --fail-exec-records\n"
-	       "                      nor room for its snapshots (a full map)\n"
 #endif
 	       "\n"
 	       "libfuse's options, with -h, -V, -f, -d and -s:\n",
@@ -130,9 +127,6 @@ static int opt_proc(void *data, const char *arg, int key,
 		return 0;
 	case KEY_FAIL_EXEC_STATE:
 		vsfuse_exec_hooks_fail_state = 1;
-		return 0;
-	case KEY_FAIL_EXEC_RECORDS:
-		vsfuse_exec_hooks_fail_state = 2;
 		return 0;
 #endif
 	case FUSE_OPT_KEY_NONOPT:

@@ -15,15 +15,6 @@
 
 #include "fs.h"
 
-/*
- * The exec hooks lost an exec's record: the daemons trust no snapshot
- * (caller.c), and the mount works as one without the hooks until every
- * daemon of the machine has stopped.
- */
-#define EXEC_MODE_LOST "syscall only: every walk inside an execve secure (" \
-	VARSYM_EXEC_LOST ", a full map or memory: until every varsymfs " \
-	"daemon has stopped)"
-
 /* 1 for the system scope's name, 0 for the user scope's, -1 for neither. */
 static int scope_attr(const char *name)
 {
@@ -155,8 +146,7 @@ void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		 !strcmp(name, VARSYM_XATTR_OPTIONS))
 		value = fs->options_text;
 	else if (ino != FUSE_ROOT_ID && !strcmp(name, VARSYM_XATTR_EXEC))
-		value = fs->hooks && vsfuse_exec_hooks_lost(fs->hooks) ?
-			EXEC_MODE_LOST : fs->exec_mode;
+		value = fs->exec_mode;
 	if (!value)
 		return vsfuse_reply_error(req, -ENODATA);
 	len = strlen(value);

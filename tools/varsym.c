@@ -428,7 +428,7 @@ static void print_exec_mode(int dirfd, const char *name, int level,
 	static dev_t told[16];
 	static unsigned int ntold;
 	char path[64 + NAME_MAX], mode[256];
-	const char *why, *fix;
+	const char *why;
 	struct stat st;
 	unsigned int i;
 	ssize_t n;
@@ -446,15 +446,10 @@ static void print_exec_mode(int dirfd, const char *name, int level,
 	if (ntold < sizeof(told) / sizeof(told[0]))
 		told[ntold++] = st.st_dev;
 	indent(level, DETAIL);
-	fix = strstr(mode, VARSYM_EXEC_LOST) ?
-	      "until every varsymfs daemon of the machine has stopped" :
-	      "fixed by the kernel's BPF LSM or the kernel module (varsymfs(8))";
 	if (search)
-		printf("exec      programs run through this mount come from its fallback only, never from the caller's PATH: %s\n",
-		       fix);
+		printf("exec      programs run through this mount come from its fallback only, never from the caller's PATH: fixed by the kernel's BPF LSM or the kernel module (varsymfs(8))\n");
 	else
-		printf("exec      programs run through this mount get the default's target, whatever the caller's environment says: %s\n",
-		       fix);
+		printf("exec      programs run through this mount get the default's target, whatever the caller's environment says: fixed by the kernel's BPF LSM or the kernel module (varsymfs(8))\n");
 	why = strchr(mode, '(');
 	if (!why || mode[n - 1] != ')')
 		return;
