@@ -168,12 +168,10 @@ $(B)/exec_hooks.bpf.o: $(BPF_SRC) | $(B)
 	$(BPF_CC) -c -o $@ $<
 $(B)/exec_hooks.skel.h: $(B)/exec_hooks.bpf.o
 	$(BPFTOOL) gen skeleton $< name exec_hooks_bpf >$@.tmp && mv $@.tmp $@
-# The tests' build of it: task storage that can be made to fail, and
-# shared maps small enough for an attack test to fill them in seconds
-# under TCG (tests/conformance/test_exec_state.py).
+# The tests' build of it: task storage that can be made to fail.
 $(B)/bench/exec_hooks.bpf.o: $(BPF_SRC)
 	@mkdir -p $(B)/bench
-	$(BPF_CC) -DVSFUSE_FAULTS -DVSFUSE_EXECS=512 -c -o $@ $<
+	$(BPF_CC) -DVSFUSE_FAULTS -c -o $@ $<
 $(B)/bench/exec_hooks.skel.h: $(B)/bench/exec_hooks.bpf.o
 	$(BPFTOOL) gen skeleton $< name exec_hooks_bpf >$@.tmp && mv $@.tmp $@
 

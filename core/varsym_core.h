@@ -303,6 +303,11 @@ struct varsym_opts {
 #define VARSYM_XATTR_OPTIONS "system.varsym_options"
 /* On a FUSE mount's links: how it tells the walks inside an execve apart. */
 #define VARSYM_XATTR_EXEC "system.varsym_exec"
+/*
+ * Said there after the count, when the exec hooks could not keep some
+ * execs' state (memory): those execs' walks got the secure answer.
+ */
+#define VARSYM_EXEC_UNKEPT "execs whose state the exec hooks could not keep"
 
 /* parse_one() returns this for an option that belongs to the mount layer. */
 #define VARSYM_OPT_FOREIGN 1

@@ -319,11 +319,9 @@ void vsfuse_caller_close(struct vsfuse_caller *c)
 bool vsfuse_caller_may_follow(const struct vsfuse_caller *c,
 			      struct vsfuse_exec_hooks *hooks)
 {
-	const struct vsfuse_snapshot *s = &c->req->snap;
-
 	return hooks && c->req->has_snap &&
-	       !vsfuse_exec_hooks_file_caps(hooks, c->dirfd, s) &&
-	       vsfuse_exec_hooks_followed(hooks, s->exec);
+	       vsfuse_exec_hooks_may_follow(hooks, c->req->tid, c->dirfd,
+					    &c->req->snap);
 }
 
 /* Where c's reader finds its environment: envp, or the exec-time area. */

@@ -7,18 +7,22 @@
  *
  * Per thread, in task storage (it belongs to the task, whatever its tid):
  * which exec is in flight, how many files it checked (bprm_check_security:
- * the program, then each interpreter), whether any gains privileges.  At
- * each follow (or readlink) of a link of a varsymfs mount, in the caller's
+ * the program, then each interpreter), whether any gains privileges, and
+ * the paths of those whose capabilities the daemon must read (a storage
+ * of their own, made only then).  At each follow (or readlink) of a link of a varsymfs mount, in the caller's
  * own context and before its request is sent, the program writes the
  * daemon's facts for that request (exec_hooks.h, struct vsfuse_snapshot)
  * into the caller's slot of a fixed array, the one place they are kept.
- * The daemon records that a walk of an exec followed the caller's
- * environment; such an exec that the kernel makes privileged fails at the
- * credential hook (bprm_creds_from_file), where an LSM may still refuse.
+ * The daemon marks, in the thread's own storage, that a walk of its exec
+ * followed the caller's environment; such an exec that the kernel makes
+ * privileged fails at the credential hook (bprm_creds_from_file), where
+ * an LSM may still refuse.
  *
- * Where task storage cannot be had, the exec's walks are doubt, which a
- * mount serving others resolves as secure; nothing here fails an exec for
- * its own bookkeeping.
+ * No map here can be filled by one user for another: the slots are
+ * overwritten, never held, and the rest is each task's own.  Where task
+ * storage cannot be had, the exec's walks are doubt, or its interpreters
+ * secure (counted in lost_execs); a mount serving others resolves doubt
+ * as secure, and nothing here fails an exec for its own bookkeeping.
  *
  * The rules are the core's (core/exec_rule.h, core/execve_nrs.h); the few
  * kernel fields read are declared here with preserve_access_index, and
@@ -154,14 +158,16 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader: before 6.8, execve walks the program with in_execve. */
 const volatile bool program_opened_in_execve;
 #ifdef VSFUSE_FAULTS
-/* The tests' build only: task storage that cannot be had. */
-const volatile bool fail_task_storage;
+/* The tests' build only: task storage that cannot be had, or records. */
+const volatile bool fail_task_storage, fail_exec_files;
 #endif
 
 /* Exec numbers and tokens: one count, never reused. */
 __u64 exec_count;
 /* Execs seen by an LSM hook: the loader's proof that they run. */
 __u64 lsm_execs;
+/* Execs whose state or records could not be had: secure, and said. */
+__u64 lost_execs;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -169,6 +175,14 @@ struct {
 	__type(key, int);
 	__type(value, struct vsfuse_task);
 } tasks SEC(".maps");
+
+/* An exec's files whose capabilities the daemon reads (exec_hooks.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vsfuse_exec_files);
+} files SEC(".maps");
 
 /*
  * The snapshots, by tid modulo its size, mapped by the daemons: who
@@ -197,24 +211,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct vsfuse_mount);
 } daemons SEC(".maps");
-
-/* The execs (by number) a walk of which followed the caller: a daemon's. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VSFUSE_EXECS);
-	__type(key, __u64);
-	__type(value, __u8);
-} followed SEC(".maps");
-
-/* By exec number and file: the files whose capabilities the daemon reads. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VSFUSE_EXECS);
-	__type(key, __u64);
-	__type(value, struct vsfuse_exec_file);
-} exec_files SEC(".maps");
 
 static __u64 next_count(void)
 {
@@ -389,23 +385,19 @@ static void exec_call(struct task_struct *task, unsigned long long id[3])
 	id[2] = c.arg[2];
 }
 
-/* The marks an exec leaves, gone with it. */
-static void forget_exec(struct vsfuse_task *t)
+/* The records an exec leaves, gone with it. */
+static void forget_exec(struct task_struct *task, struct vsfuse_task *t)
 {
-	__u64 key;
-	int i;
-
-	if (!t->exec)
-		return;
-	bpf_map_delete_elem(&followed, &t->exec);
-	for (i = 0; i < VSFUSE_EXEC_FILES; i++) {
-		if (!(t->recorded & (1U << i)))
-			continue;
-		key = t->exec * VSFUSE_EXEC_FILES + i;
-		bpf_map_delete_elem(&exec_files, &key);
-	}
+	if (t->recorded)
+		bpf_task_storage_delete(&files, task);
 	t->exec = 0;
 	t->recorded = 0;
+}
+
+/* This exec's state could not be had: doubt, or privileged; said. */
+static void lost(void)
+{
+	__sync_fetch_and_add(&lost_execs, 1);
 }
 
 /* Once per exec, after the program is open, before any file is checked. */
@@ -419,9 +411,11 @@ int BPF_PROG(exec_begins, struct linux_binprm *bprm, int ret)
 		return ret;
 	__sync_fetch_and_add(&lsm_execs, 1);
 	t = task_state(task, true);
-	if (!t)
-		return 0;	/* its walks will find no state: doubt */
-	forget_exec(t);
+	if (!t) {
+		lost();		/* its walks will find no state: doubt */
+		return 0;
+	}
+	forget_exec(task, t);
 	t->exec = next_count();
 	t->files = 0;
 	t->flags = VSFUSE_TASK_IN_EXEC;
@@ -441,22 +435,39 @@ static bool in_callers_namespace(struct task_struct *task, struct file *file)
 	return BPF_CORE_READ(m, mnt_ns) == BPF_CORE_READ(task, nsproxy, mnt_ns);
 }
 
-/* Records file's path for the daemon, as the exec's file number i. */
-static bool record_file(struct vsfuse_task *t, struct file *file,
-			unsigned int i)
+/*
+ * Records file's path for the daemon, as the exec's file number i, in the
+ * task's own storage (made here, so only for execs that need it).
+ */
+static bool record_file(struct task_struct *task, struct vsfuse_task *t,
+			struct file *file, unsigned int i)
 {
-	static const struct vsfuse_exec_file empty;
-	struct vsfuse_exec_file *f;
-	__u64 key = t->exec * VSFUSE_EXEC_FILES + i;
+	struct vsfuse_exec_files *r;
+	unsigned int at;
+	long len;
 
-	if (bpf_map_update_elem(&exec_files, &key, &empty, BPF_ANY))
+#ifdef VSFUSE_FAULTS
+	if (fail_exec_files)
 		return false;
-	f = bpf_map_lookup_elem(&exec_files, &key);
-	if (!f)
+#endif
+	r = bpf_task_storage_get(&files, task, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!r || i >= VSFUSE_EXEC_FILES)
 		return false;
-	f->ino = BPF_CORE_READ(file, f_inode, i_ino);
-	f->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
-	f->path_len = bpf_d_path(&file->f_path, f->path, sizeof(f->path));
+	if (r->exec != t->exec) {
+		r->exec = t->exec;
+		r->used = 0;
+	}
+	at = r->used;
+	if (at > VSFUSE_PATHS_ROOM)
+		return false;
+	len = bpf_d_path(&file->f_path, r->paths + at, VSFUSE_PATH_MAX);
+	r->file[i].ino = BPF_CORE_READ(file, f_inode, i_ino);
+	r->file[i].dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	r->file[i].path_len = len;
+	r->file[i].path_at = at;
+	if (len > 0)
+		r->used = at + len;
 	t->recorded |= 1U << i;
 	return true;
 }
@@ -505,10 +516,12 @@ int BPF_PROG(exec_checks_file, struct linux_binprm *bprm, int ret)
 		t->flags |= VSFUSE_TASK_PRIVILEGED;
 		break;
 	case VARSYM_CAPS_UNREAD:
-		if (!record_file(t, file, i))
-			t->flags |= VSFUSE_TASK_PRIVILEGED;	/* cannot tell */
-		else
+		if (record_file(task, t, file, i)) {
 			t->flags |= VSFUSE_TASK_CAPS_UNREAD;
+			break;
+		}
+		t->flags |= VSFUSE_TASK_PRIVILEGED;	/* cannot tell */
+		lost();
 		break;
 	case VARSYM_GAINS_NOTHING:
 		break;
@@ -529,13 +542,12 @@ int BPF_PROG(exec_gets_creds, struct linux_binprm *bprm, struct file *file,
 	struct task_struct *task = bpf_get_current_task_btf();
 	bool secureexec = BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec);
 	struct vsfuse_task *t;
-	__u64 exec;
 
 	if (ret || !secureexec)
 		return ret;
 	/*
-	 * Only a walk made with this exec's state in flight (an interpreter's)
-	 * can have followed the caller; that state stays until the exec ends.
+	 * A daemon marks only an exec with its state in flight (an
+	 * interpreter's walk), and that state stays until the exec ends.
 	 * (6.1 gives none while a task-storage call is interrupted on this
 	 * CPU, which a kernel without full preemption never does to a hook.)
 	 */
@@ -543,8 +555,7 @@ int BPF_PROG(exec_gets_creds, struct linux_binprm *bprm, struct file *file,
 	if (!t || !(t->flags & VSFUSE_TASK_IN_EXEC))
 		return 0;
 	t->flags |= VSFUSE_TASK_PRIVILEGED;
-	exec = t->exec;
-	if (!varsym_exec_may_run(bpf_map_lookup_elem(&followed, &exec), true))
+	if (!varsym_exec_may_run(t->flags & VSFUSE_TASK_FOLLOWED, true))
 		return -EPERM;
 	return 0;
 }
@@ -562,7 +573,7 @@ int BPF_PROG(exec_commits, struct linux_binprm *bprm)
 	__u32 tid = current_tid();
 
 	if (t) {
-		forget_exec(t);
+		forget_exec(task, t);
 		t->flags = 0;
 	}
 	unpublish(tid);		/* the snapshots of the old program */
@@ -587,14 +598,15 @@ int BPF_PROG(exec_thread_forks, struct task_struct *parent,
 	return 0;
 }
 
-/* A thread exits: its exec's marks, and its tid's snapshot, go. */
+/* A thread exits: its exec's records, and its tid's snapshot, go. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exec_thread_exits, struct task_struct *task)
 {
-	struct vsfuse_task *t = task_state(bpf_get_current_task_btf(), false);
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct vsfuse_task *t = task_state(cur, false);
 
 	if (t)
-		forget_exec(t);
+		forget_exec(cur, t);
 	unpublish(current_tid());
 	return 0;
 }
@@ -626,7 +638,7 @@ static enum varsym_exec_phase exec_phase(struct task_struct *task,
 	if (!BPF_CORE_READ_BITFIELD_PROBED(task, in_execve)) {
 		/* the exec that state was kept for is over */
 		if (t && t->flags) {
-			forget_exec(t);
+			forget_exec(task, t);
 			t->flags = 0;
 		}
 		/* from 6.8, execve walks the program before in_execve */

@@ -51,12 +51,15 @@
 
 /* The initial pid namespace's inode: the BPF program's tids are from it. */
 #define PROC_PID_INIT_INO 0xEFFFFFFCU
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL	/* Linux 6.9's linux/pidfd.h */
+#endif
 #define PIN_ROOT "/sys/fs/bpf/varsymfs"
 
 /* The maps a daemon uses, by their pinned names. */
-enum { PUBLISHED, MOUNTS, DAEMONS, FOLLOWED, EXEC_FILES, BSS, NMAPS };
+enum { PUBLISHED, MOUNTS, DAEMONS, TASKS, FILES, BSS, NMAPS };
 static const char *const map_names[NMAPS] = {
-	"published", "mounts", "daemons", "followed", "exec_files", "bss",
+	"published", "mounts", "daemons", "tasks", "files", "bss",
 };
 
 struct vsfuse_exec_hooks {
@@ -196,7 +199,7 @@ static int map_shared(struct vsfuse_exec_hooks *h)
 		return -errno;
 	/* the section holds the fields, without the struct's tail padding */
 	if (info.value_size < offsetof(struct exec_hooks_bpf__bss,
-				       lsm_execs) + sizeof(h->bss->lsm_execs))
+				       lost_execs) + sizeof(h->bss->lost_execs))
 		return -EINVAL;
 	h->bss_size = (info.value_size + page - 1) / page * page;
 	p = mmap(NULL, h->bss_size, PROT_READ, MAP_SHARED, h->fd[BSS], 0);
@@ -222,7 +225,7 @@ static const struct bpf_map *skel_map(struct exec_hooks_bpf *s, int i)
 {
 	const struct bpf_map *m[NMAPS] = {
 		s->maps.published, s->maps.mounts, s->maps.daemons,
-		s->maps.followed, s->maps.exec_files, s->maps.bss,
+		s->maps.tasks, s->maps.files, s->maps.bss,
 	};
 
 	return m[i];
@@ -261,7 +264,8 @@ static int attach_new(struct vsfuse_exec_hooks *h, char *why, size_t size)
 	h->skel->rodata->program_opened_in_execve =
 		major < 6 || (major == 6 && minor < 8);
 #ifdef VSFUSE_BENCH
-	h->skel->rodata->fail_task_storage = vsfuse_exec_hooks_fail_state >= 1;
+	h->skel->rodata->fail_task_storage = vsfuse_exec_hooks_fail_state & 1;
+	h->skel->rodata->fail_exec_files = vsfuse_exec_hooks_fail_state & 2;
 #endif
 	err = exec_hooks_bpf__load(h->skel);
 	if (err) {
@@ -541,15 +545,6 @@ int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 	       s->dev == h->dev && s->ino == ino;
 }
 
-bool vsfuse_exec_hooks_followed(struct vsfuse_exec_hooks *h,
-				unsigned long long exec)
-{
-	__u64 key = exec;
-	__u8 value = 1;
-
-	return !bpf_map_update_elem(h->fd[FOLLOWED], &key, &value, BPF_ANY);
-}
-
 /*
  * One recorded file: found again by its path in the caller's root,
  * without following any symbolic link (which could lead elsewhere since),
@@ -559,57 +554,107 @@ bool vsfuse_exec_hooks_followed(struct vsfuse_exec_hooks *h,
  * user namespace (the BPF program checked), so no user's FUSE daemon is
  * asked.
  */
-static int one_file_caps(int root, const struct vsfuse_exec_file *f)
+static bool one_file_caps(int root, const struct vsfuse_exec_files *r,
+			  const struct vsfuse_exec_file *f)
 {
+	const char *path = r->paths + f->path_at;
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
 			   RESOLVE_NO_MAGICLINKS,
 	};
 	char fdpath[32];
+	bool has = true;
 	struct stat st;
-	int fd, has = 1;
 	ssize_t n;
+	int fd;
 
-	if (f->path_len <= 1 || f->path[0] != '/')
-		return 1;
-	fd = syscall(SYS_openat2, root, f->path + 1, &how, sizeof(how));
+	if (f->path_len <= 1 || f->path_at > VSFUSE_PATHS_ROOM ||
+	    path[0] != '/' || path[f->path_len - 1])
+		return true;
+	fd = syscall(SYS_openat2, root, path + 1, &how, sizeof(how));
 	if (fd < 0)
-		return 1;
+		return true;
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_ino == f->ino &&
 	    major(st.st_dev) == f->dev >> 20 &&
 	    minor(st.st_dev) == (f->dev & 0xfffff)) {
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 		n = getxattr(fdpath, "security.capability", NULL, 0);
 		if (n < 0 && errno == ENODATA)
-			has = 0;
+			has = false;
 	}
 	close(fd);
 	return has;
 }
 
-int vsfuse_exec_hooks_file_caps(struct vsfuse_exec_hooks *h, int dirfd,
-				const struct vsfuse_snapshot *s)
+/*
+ * A descriptor of thread tid, which its task storage is found by: any
+ * thread's from Linux 6.9 (PIDFD_THREAD), a process leader's before.  The
+ * thread waits in its request meanwhile: tid is still its.
+ */
+static int thread_pidfd(pid_t tid)
 {
-	static __thread struct vsfuse_exec_file f;
+	int fd = syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(SYS_pidfd_open, tid, 0);
+	return fd;
+}
+
+/*
+ * Whether one of the files the snapshot's exec checked has file
+ * capabilities: false only when none has for sure.  root: the caller's.
+ */
+static bool files_have_caps(struct vsfuse_exec_hooks *h, int pidfd,
+			    int root, const struct vsfuse_snapshot *s)
+{
+	static __thread struct vsfuse_exec_files r;
+	const struct vsfuse_exec_file *f;
 	unsigned int i;
-	int root, has = 0;
-	__u64 key;
 
 	if (!(s->flags & VSFUSE_SNAP_CAPS_UNREAD))
-		return 0;
-	root = openat(dirfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return 1;
-	for (i = 0; i < VSFUSE_EXEC_FILES && !has; i++) {
-		if (!(s->recorded & (1U << i)))
-			continue;
-		key = s->exec * VSFUSE_EXEC_FILES + i;
-		if (bpf_map_lookup_elem(h->fd[EXEC_FILES], &key, &f))
-			has = 1;
-		else
-			has = one_file_caps(root, &f);
+		return false;
+	if (root < 0 || bpf_map_lookup_elem(h->fd[FILES], &pidfd, &r) ||
+	    r.exec != s->exec)
+		return true;
+	for (i = 0; i < VSFUSE_EXEC_FILES; i++) {
+		f = &r.file[i];
+		if ((s->recorded & (1U << i)) && one_file_caps(root, &r, f))
+			return true;
 	}
-	close(root);
-	return has;
+	return false;
+}
+
+/* Marks the snapshot's exec, still in flight, as having followed. */
+static bool mark_followed(struct vsfuse_exec_hooks *h, int pidfd,
+			  const struct vsfuse_snapshot *s)
+{
+	struct vsfuse_task t;
+
+	if (bpf_map_lookup_elem(h->fd[TASKS], &pidfd, &t) ||
+	    !(t.flags & VSFUSE_TASK_IN_EXEC) || t.exec != s->exec)
+		return false;
+	t.flags |= VSFUSE_TASK_FOLLOWED;
+	return !bpf_map_update_elem(h->fd[TASKS], &pidfd, &t, BPF_EXIST);
+}
+
+bool vsfuse_exec_hooks_may_follow(struct vsfuse_exec_hooks *h, pid_t tid,
+				  int dirfd, const struct vsfuse_snapshot *s)
+{
+	int pidfd = thread_pidfd(tid), root;
+	bool may;
+
+	if (pidfd < 0)
+		return false;
+	root = openat(dirfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	may = !files_have_caps(h, pidfd, root, s) && mark_followed(h, pidfd, s);
+	if (root >= 0)
+		close(root);
+	close(pidfd);
+	return may;
+}
+
+unsigned long long vsfuse_exec_hooks_unkept(const struct vsfuse_exec_hooks *h)
+{
+	return h->bss->lost_execs;
 }

@@ -11,7 +11,8 @@
 /*
  * A thread's exec state, in BPF task storage: it belongs to the task,
  * whatever its tid (a non-leader's exec takes its leader's), and goes with
- * it.  Only the task's own hooks change it.
+ * it.  Only the task's own hooks change it, and a daemon, through the
+ * task's pidfd, while the task waits for its answer (FOLLOWED).
  */
 struct vsfuse_task {
 	unsigned long long token;	/* this program instance: never reused */
@@ -35,6 +36,8 @@ struct vsfuse_task {
  * lost its state; its walks are doubt until it ends.
  */
 #define VSFUSE_TASK_DOUBT	0x8
+/* A walk of the exec followed the caller: privileged, it must fail. */
+#define VSFUSE_TASK_FOLLOWED	0x10
 
 /*
  * What a follow (or readlink) of a varsymfs link shows of its caller,
@@ -85,16 +88,29 @@ struct vsfuse_published {
  */
 
 /*
- * One file an exec checked whose capabilities the daemon reads, off the
- * exec path, before it lets an interpreter walk follow the caller: by
- * (exec number * VSFUSE_EXEC_FILES + the file's place in the exec).
+ * The files an exec checked whose capabilities the daemon reads, off the
+ * exec path, before it lets an interpreter walk follow the caller: task
+ * storage of their own, made at the first such file, gone with the exec.
+ * A file whose path does not fit (the exec's paths take more than
+ * VSFUSE_PATHS_ROOM bytes before it) cannot be told: privileged.
  */
 #define VSFUSE_EXEC_FILES	8
+#define VSFUSE_PATH_MAX		4096
+#define VSFUSE_PATHS_ROOM	3584	/* the whole under 8 KiB */
 struct vsfuse_exec_file {
 	unsigned long long ino;
 	unsigned int dev;	/* the kernel's: major << 20 | minor */
 	int path_len;		/* bpf_d_path's: with the NUL, or -errno */
-	char path[4096];	/* from the exec's root */
+	unsigned int path_at;	/* in paths[], from the exec's root */
+	unsigned int pad;
+};
+
+struct vsfuse_exec_files {
+	unsigned long long exec;	/* whose */
+	unsigned int used;		/* bytes of paths[] taken */
+	unsigned int pad;
+	struct vsfuse_exec_file file[VSFUSE_EXEC_FILES];
+	char paths[VSFUSE_PATHS_ROOM + VSFUSE_PATH_MAX];
 };
 
 /* A varsymfs mount a daemon serves, by its device: the daemon. */
@@ -105,9 +121,6 @@ struct vsfuse_mount {
 
 #define VSFUSE_PUBLISHED	16384	/* slots: 1 MiB, shared by all */
 #define VSFUSE_MOUNTS		1024
-#ifndef VSFUSE_EXECS		/* the tests' build sets a smaller one */
-#define VSFUSE_EXECS		65536	/* execs in flight with marks */
-#endif
 
 #ifndef __bpf__
 #include <stdbool.h>
@@ -117,7 +130,10 @@ struct vsfuse_mount {
 struct vsfuse_exec_hooks;
 
 #ifdef VSFUSE_BENCH
-/* The tests' build only: 1, the BPF program never has a thread's state. */
+/*
+ * The tests' build only: 1, the BPF program never has a thread's state;
+ * 2, nor an exec's file records.
+ */
 extern unsigned int vsfuse_exec_hooks_fail_state;
 #endif
 
@@ -147,20 +163,18 @@ int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 int vsfuse_published_read(const volatile struct vsfuse_published *p,
 			  unsigned int tid, struct vsfuse_snapshot *s);
 /*
- * Whether one of the files the snapshot's exec checked has file
- * capabilities: 0 only when none has for sure; 1 when one has, or when
- * that cannot be told.  dirfd: the caller's /proc/TID.
+ * Whether an interpreter walk of thread tid, waiting in the request whose
+ * snapshot is s, may follow its environment: none of the files its exec
+ * checked has file capabilities, for sure, and its exec is marked as
+ * having followed, before the answer goes back (if it then gains
+ * privileges, the kernel refuses it: EPERM).  false when either cannot be
+ * had: the walk must then resolve as secure.  dirfd: the caller's
+ * /proc/TID.
  */
-int vsfuse_exec_hooks_file_caps(struct vsfuse_exec_hooks *h, int dirfd,
-				const struct vsfuse_snapshot *s);
-/*
- * Records that a walk of exec number exec followed the caller's
- * environment, before the answer goes back: if that exec then gains
- * privileges, the kernel refuses it (EPERM).  false when it could not be
- * recorded: the walk must then resolve as secure.
- */
-bool vsfuse_exec_hooks_followed(struct vsfuse_exec_hooks *h,
-				unsigned long long exec);
+bool vsfuse_exec_hooks_may_follow(struct vsfuse_exec_hooks *h, pid_t tid,
+				  int dirfd, const struct vsfuse_snapshot *s);
+/* How many execs' state the BPF program could not keep (secure). */
+unsigned long long vsfuse_exec_hooks_unkept(const struct vsfuse_exec_hooks *h);
 #endif
 
 #endif /* VSFUSE_EXEC_HOOKS_H */

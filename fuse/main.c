@@ -26,7 +26,7 @@
 #endif
 
 enum { KEY_HELP, KEY_VERSION, KEY_MULTITHREAD, KEY_NAIVE, KEY_CONSTANT,
-	KEY_FAIL_EXEC_STATE };
+	KEY_FAIL_EXEC_STATE, KEY_FAIL_EXEC_FILES };
 
 struct cmdline {
 	struct vsfuse *fs;
@@ -46,6 +46,7 @@ static const struct fuse_opt cmdline_spec[] = {
 	FUSE_OPT_KEY("--naive", KEY_NAIVE),
 	FUSE_OPT_KEY("--constant=", KEY_CONSTANT),
 	FUSE_OPT_KEY("--fail-exec-state", KEY_FAIL_EXEC_STATE),
+	FUSE_OPT_KEY("--fail-exec-files", KEY_FAIL_EXEC_FILES),
 #endif
 	FUSE_OPT_END
 };
@@ -88,12 +89,14 @@ static void usage(const char *progname)
 	       "its own, and reads callers' environments in child processes.\n"
 #ifdef VSFUSE_BENCH
 	       "\n"
-	       "This is the benchmarks' and tests' build, with three more options:\n"
+	       "This is the benchmarks' and tests' build, with four more options:\n"
 	       "    --naive           read /proc/PID/environ on every request, as a\n"
 	       "                      straightforward FUSE server would\n"
 	       "    --constant=TARGET answer TARGET to everyone: the FUSE floor\n"
 	       "    --fail-exec-state the exec hooks never have a thread's\n"
 	       "                      state (the tests' failed allocations)\n"
+	       "    --fail-exec-files the exec hooks never have room for the\n"
+	       "                      records of an exec's files\n"
 #endif
 	       "\n"
 	       "libfuse's options, with -h, -V, -f, -d and -s:\n",
@@ -126,7 +129,10 @@ static int opt_proc(void *data, const char *arg, int key,
 		cl->fs->constant = arg + strlen("--constant=");
 		return 0;
 	case KEY_FAIL_EXEC_STATE:
-		vsfuse_exec_hooks_fail_state = 1;
+		vsfuse_exec_hooks_fail_state |= 1;
+		return 0;
+	case KEY_FAIL_EXEC_FILES:
+		vsfuse_exec_hooks_fail_state |= 2;
 		return 0;
 #endif
 	case FUSE_OPT_KEY_NONOPT:

@@ -118,6 +118,23 @@ static void set_scope(struct vsfuse *fs, fuse_req_t req, bool system,
 }
 
 /*
+ * How the mount tells the walks inside an execve apart, and how many
+ * execs the exec hooks could not keep the state of (all the set's).
+ */
+static const char *exec_mode(struct vsfuse *fs, char *buf, size_t size)
+{
+	unsigned long long lost = 0;
+
+	if (fs->hooks)
+		lost = vsfuse_exec_hooks_unkept(fs->hooks);
+	if (!lost)
+		return fs->exec_mode;
+	snprintf(buf, size, "%s (%llu %s)", fs->exec_mode, lost,
+		 VARSYM_EXEC_UNKEPT);
+	return buf;
+}
+
+/*
  * The raw text behind a link, readable by anyone: a template link's
  * template, or the seed link's mount options.  On the root: the scopes.
  */
@@ -127,6 +144,7 @@ void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	struct vsfuse *fs = fuse_req_userdata(req);
 	const struct vsfuse_node *n = vsfuse_dir_node(&fs->dir, ino);
 	const char *value = NULL;
+	char mode[384];
 	size_t len;
 
 	if (ino == FUSE_ROOT_ID && scope_attr(name) >= 0)
@@ -146,7 +164,7 @@ void vsfuse_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		 !strcmp(name, VARSYM_XATTR_OPTIONS))
 		value = fs->options_text;
 	else if (ino != FUSE_ROOT_ID && !strcmp(name, VARSYM_XATTR_EXEC))
-		value = fs->exec_mode;
+		value = exec_mode(fs, mode, sizeof(mode));
 	if (!value)
 		return vsfuse_reply_error(req, -ENODATA);
 	len = strlen(value);

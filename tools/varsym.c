@@ -419,8 +419,10 @@ static void print_skipped(int dirfd, int level)
 
 /*
  * A FUSE mount that cannot tell the walks inside an execve apart (its
- * links' system.varsym_exec says "syscall only: ... (why)"): what that
- * breaks, under the first of its links the walk meets, once.
+ * links' system.varsym_exec says "syscall only: ... (why)"), or whose
+ * exec hooks could not keep some execs' state ("exec hooks: ... (N execs
+ * whose state ...)"): what that breaks, under the first of its links the
+ * walk meets, once.
  */
 static void print_exec_mode(int dirfd, const char *name, int level,
 			    bool search)
@@ -428,7 +430,7 @@ static void print_exec_mode(int dirfd, const char *name, int level,
 	static dev_t told[16];
 	static unsigned int ntold;
 	char path[64 + NAME_MAX], mode[256];
-	const char *why;
+	const char *why, *unkept;
 	struct stat st;
 	unsigned int i;
 	ssize_t n;
@@ -438,14 +440,22 @@ static void print_exec_mode(int dirfd, const char *name, int level,
 	if (n <= 0 || fstat(dirfd, &st))
 		return;
 	mode[n] = '\0';
-	if (strncmp(mode, "syscall only:", 13))
+	unkept = strstr(mode, VARSYM_EXEC_UNKEPT);
+	if (strncmp(mode, "syscall only:", 13) && !unkept)
 		return;		/* the exec hooks, or a mount of its owner's */
 	for (i = 0; i < ntold; i++)
 		if (told[i] == st.st_dev)
 			return;
 	if (ntold < sizeof(told) / sizeof(told[0]))
 		told[ntold++] = st.st_dev;
+	why = strrchr(mode, '(');
 	indent(level, DETAIL);
+	if (unkept && why && mode[n - 1] == ')') {
+		printf("exec      ");
+		put_bytes(why + 1, mode + n - 1 - (why + 1));
+		printf(" (no memory for it): their walks inside the execve got the secure answer\n");
+		return;
+	}
 	if (search)
 		printf("exec      programs run through this mount come from its fallback only, never from the caller's PATH: fixed by the kernel's BPF LSM or the kernel module (varsymfs(8))\n");
 	else
