@@ -196,21 +196,13 @@ struct {
 	__type(value, struct vsfuse_published);
 } published SEC(".maps");
 
-/* The varsymfs mounts the daemons serve, by device. */
+/* The varsymfs mounts the daemons serve, by device: root's alone. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VSFUSE_MOUNTS);
 	__type(key, __u32);
-	__type(value, struct vsfuse_mount);
+	__type(value, __u8);
 } mounts SEC(".maps");
-
-/* The daemons sharing this set, by pid (exec_hooks.c). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, VSFUSE_MOUNTS);
-	__type(key, __u32);
-	__type(value, struct vsfuse_mount);
-} daemons SEC(".maps");
 
 static __u64 next_count(void)
 {

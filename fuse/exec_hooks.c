@@ -8,12 +8,17 @@
  * The set lives under /sys/fs/bpf/varsymfs/NAME, NAME a hash of the BPF
  * object, so that daemons of different builds never share one: its links
  * (which keep its programs attached) and its maps, pinned.  Each daemon
- * registers itself in the daemons map, and its mount, by device, in the
- * mounts map: the follow hook works only for those.  The directory's lock
- * (flock) orders the daemons coming and going; the one that leaves no
- * daemon behind unpins the set, and its programs are detached when the
- * last descriptor closes.  A daemon that died without leaving is found at
- * the next start or end (its pid gone, or another process's) and removed.
+ * holds a shared flock on that directory while it uses the set, and
+ * registers its mount, by device, in the mounts map: the follow hook works
+ * only for those.  An exclusive flock on /sys/fs/bpf/varsymfs orders the
+ * daemons coming and going (the only time a set's directory is made,
+ * pinned into, unpinned or removed); a daemon leaving that can then lock
+ * the set's directory exclusively is the last, and unpins the set, whose
+ * programs are detached when the last descriptor closes.  The kernel drops
+ * a dead daemon's lock: nothing is pruned, nor any pid trusted.  A dead
+ * daemon's mount stays registered (a device number a later mount may get,
+ * whose follows are then snapshotted for nobody) until the set goes, or a
+ * daemon joins it alone.
  *
  * Loading needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), "bpf" among
  * the kernel's active LSMs, BTF, and a kernel that lets BPF attach to LSM
@@ -57,9 +62,9 @@
 #define PIN_ROOT "/sys/fs/bpf/varsymfs"
 
 /* The maps a daemon uses, by their pinned names. */
-enum { PUBLISHED, MOUNTS, DAEMONS, TASKS, FILES, BSS, NMAPS };
+enum { PUBLISHED, MOUNTS, TASKS, FILES, BSS, NMAPS };
 static const char *const map_names[NMAPS] = {
-	"published", "mounts", "daemons", "tasks", "files", "bss",
+	"published", "mounts", "tasks", "files", "bss",
 };
 
 struct vsfuse_exec_hooks {
@@ -69,7 +74,7 @@ struct vsfuse_exec_hooks {
 	size_t bss_size;
 	const volatile struct vsfuse_published *published;	/* mapped */
 	char dir[256];			/* the set's pins; "" if private */
-	int lock;			/* dir, for flock */
+	int lock;			/* dir, shared-locked while we use it */
 	unsigned int dev;		/* the mount served, once it is */
 	bool serving;
 };
@@ -95,31 +100,6 @@ static void say(char *why, size_t size, const char *step, int err)
 {
 	snprintf(why, size, "%s: %s%s%s", step, strerror(err),
 		 libbpf_said[0] ? "; " : "", libbpf_said);
-}
-
-/* A process's start time in clock ticks (proc(5) stat field 22), or 0. */
-static unsigned long long start_time(pid_t pid)
-{
-	char path[32], buf[1024], *p;
-	unsigned long long t = 0;
-	int fd, field;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	for (field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		sscanf(p, " %llu", &t);
-	return t;
 }
 
 /* FNV-1a of the BPF object: the set's name, one per build. */
@@ -224,8 +204,8 @@ static int map_shared(struct vsfuse_exec_hooks *h)
 static const struct bpf_map *skel_map(struct exec_hooks_bpf *s, int i)
 {
 	const struct bpf_map *m[NMAPS] = {
-		s->maps.published, s->maps.mounts, s->maps.daemons,
-		s->maps.tasks, s->maps.files, s->maps.bss,
+		s->maps.published, s->maps.mounts, s->maps.tasks,
+		s->maps.files, s->maps.bss,
 	};
 
 	return m[i];
@@ -281,11 +261,6 @@ static int attach_new(struct vsfuse_exec_hooks *h, char *why, size_t size)
 		h->fd[i] = dup(bpf_map__fd(skel_map(h->skel, i)));
 	if (!h->dir[0])
 		return 0;
-	for (i = 0; i < NMAPS; i++) {
-		snprintf(path, sizeof(path), "%s/%s", h->dir, map_names[i]);
-		if (bpf_obj_pin(h->fd[i], path))
-			goto pin_failed;
-	}
 	bpf_object__for_each_program(prog, h->skel->obj) {
 		struct bpf_link *link = NULL;
 
@@ -296,6 +271,12 @@ static int attach_new(struct vsfuse_exec_hooks *h, char *why, size_t size)
 		snprintf(path, sizeof(path), "%s/link_%s", h->dir,
 			 bpf_program__name(prog));
 		if (!link || bpf_link__pin(link, path))
+			goto pin_failed;
+	}
+	/* the maps last: a set with all its maps pinned is whole */
+	for (i = 0; i < NMAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", h->dir, map_names[i]);
+		if (bpf_obj_pin(h->fd[i], path))
 			goto pin_failed;
 	}
 	return 0;
@@ -320,30 +301,53 @@ static int reuse_pinned(struct vsfuse_exec_hooks *h)
 	return 0;
 }
 
-/* Forgets, in map fd, the entries of daemons that died without leaving. */
-static void prune_map(int fd)
+/*
+ * dir, made if need be, open and locked (how); again if it was removed
+ * while we waited for the lock.  The descriptor, or -errno.
+ */
+static int open_locked(const char *dir, int how)
 {
-	__u32 key, next, *at = NULL;
-	struct vsfuse_mount m;
+	struct stat held, now;
+	int fd;
 
-	while (!bpf_map_get_next_key(fd, at, &next)) {
-		key = next;
-		at = &key;
-		if (bpf_map_lookup_elem(fd, &key, &m) ||
-		    start_time(m.pid) == m.start_time)
-			continue;
-		bpf_map_delete_elem(fd, &key);
-		at = NULL;		/* the walk starts again */
+	for (;;) {
+		mkdir(dir, 0700);
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, how)) {
+			close(fd);
+			return -errno;
+		}
+		if (!fstat(fd, &held) && !stat(dir, &now) &&
+		    held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+			return fd;
+		close(fd);
 	}
 }
 
-/* This daemon, as the daemons and mounts maps hold it. */
-static struct vsfuse_mount this_daemon(void)
+/* Forgets every registered mount: their daemons are gone. */
+static void forget_mounts(int fd)
 {
-	struct vsfuse_mount m = { .pid = getpid() };
+	__u32 key;
 
-	m.start_time = start_time(m.pid);
-	return m;
+	while (!bpf_map_get_next_key(fd, NULL, &key))
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+}
+
+/*
+ * Leaves the set's directory, under the root's lock: the last daemon
+ * (none holds the directory's lock any more) unpins the set.
+ */
+static void leave(struct vsfuse_exec_hooks *h)
+{
+	flock(h->lock, LOCK_UN);
+	if (flock(h->lock, LOCK_EX | LOCK_NB))
+		return;
+	unpin(h);
+	rmdir(h->dir);
+	rmdir(PIN_ROOT);	/* unless another build's set is there */
 }
 
 static void close_all(struct vsfuse_exec_hooks *h)
@@ -360,12 +364,45 @@ static void close_all(struct vsfuse_exec_hooks *h)
 	free(h);
 }
 
+/*
+ * Joins the set pinned in h->dir, or attaches and pins a new one (and
+ * then checks once that its programs run).  Under the root's lock.
+ */
+static int join(struct vsfuse_exec_hooks *h, char *why, size_t size)
+{
+	bool alone;
+	int i;
+
+	h->lock = open_locked(h->dir, LOCK_EX | LOCK_NB);
+	alone = h->lock >= 0;
+	if (!alone)
+		h->lock = open_locked(h->dir, LOCK_SH);
+	else
+		flock(h->lock, LOCK_SH);
+	if (h->lock < 0) {
+		say(why, size, "locking the exec hooks' directory", -h->lock);
+		return -1;
+	}
+	if (!reuse_pinned(h)) {
+		if (alone)
+			forget_mounts(h->fd[MOUNTS]);
+		return 0;
+	}
+	for (i = 0; i < NMAPS; i++) {
+		if (h->fd[i] >= 0)
+			close(h->fd[i]);
+		h->fd[i] = -1;
+	}
+	unpin(h);	/* a set left half pinned */
+	return attach_new(h, why, size);
+}
+
 struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size)
 {
 	struct vsfuse_exec_hooks *h;
+	int err, i, root = -1;
 	char name[32];
 	struct stat st;
-	int err, i;
 
 	/* Our tids must be the kernel's own, as the program sees them. */
 	if (stat("/proc/self/ns/pid", &st) || st.st_ino != PROC_PID_INIT_INO) {
@@ -384,70 +421,39 @@ struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size)
 	libbpf_said[0] = '\0';
 	if (on_bpffs("/sys/fs/bpf")) {
 		set_name(name, sizeof(name));
-		mkdir(PIN_ROOT, 0700);
 		snprintf(h->dir, sizeof(h->dir), "%s/%s", PIN_ROOT, name);
-		mkdir(h->dir, 0700);
-		h->lock = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (h->lock < 0 || flock(h->lock, LOCK_EX)) {
-			say(why, size, "locking " PIN_ROOT, errno);
+		root = open_locked(PIN_ROOT, LOCK_EX);
+		if (root < 0) {
+			say(why, size, "locking " PIN_ROOT, -root);
 			goto fail;
 		}
-	}
-	err = h->dir[0] ? reuse_pinned(h) : -ENOENT;
-	if (err) {
-		for (i = 0; i < NMAPS; i++)
-			if (h->fd[i] >= 0)
-				close(h->fd[i]);
-		for (i = 0; i < NMAPS; i++)
-			h->fd[i] = -1;
-		if (h->dir[0])
-			unpin(h);	/* a set left half pinned */
-		if (attach_new(h, why, size))
+		if (join(h, why, size))
 			goto fail;
+	} else if (attach_new(h, why, size)) {
+		goto fail;
 	}
 	err = map_shared(h);
 	if (err) {
 		say(why, size, "mapping the exec hooks' maps", -err);
 		goto fail;
 	}
-	if (!h->skel && !hooks_run(h)) {
-		/* a set pinned whose programs no longer run: a new one */
-		unmap_shared(h);
-		for (i = 0; i < NMAPS; i++) {
-			close(h->fd[i]);
-			h->fd[i] = -1;
-		}
-		unpin(h);
-		if (attach_new(h, why, size) || map_shared(h))
-			goto fail;
-	}
-	if (!hooks_run(h)) {
+	/* a set is checked once, by the daemon that attached it */
+	if (h->skel && !hooks_run(h)) {
 		snprintf(why, size, "no exec hook ran for an exec of ours (is bpf among the kernel's active LSMs? see lsm= in kernel-parameters)");
 		goto fail;
 	}
-	if (h->dir[0]) {
-		struct vsfuse_mount me = this_daemon();
-		__u32 pid = me.pid;
-
-		prune_map(h->fd[DAEMONS]);
-		prune_map(h->fd[MOUNTS]);
-		if (bpf_map_update_elem(h->fd[DAEMONS], &pid, &me, BPF_ANY)) {
-			say(why, size, "registering in the exec hooks", errno);
-			goto fail;
-		}
-		flock(h->lock, LOCK_UN);
-	}
+	if (root >= 0)
+		close(root);
 	libbpf_set_print(NULL);
 	return h;
 fail:
 	libbpf_set_print(NULL);
-	if (h->skel && h->dir[0]) {
-		unpin(h);
-		rmdir(h->dir);
-		rmdir(PIN_ROOT);
+	if (h->skel && h->lock >= 0) {
+		unpin(h);	/* what we pinned of a set that does not work */
+		leave(h);
 	}
-	if (h->lock >= 0)
-		flock(h->lock, LOCK_UN);
+	if (root >= 0)
+		close(root);
 	close_all(h);
 	return NULL;
 }
@@ -472,7 +478,7 @@ static int mount_dev(const char *mountpoint, unsigned int *dev)
 int vsfuse_exec_hooks_serve(struct vsfuse_exec_hooks *h,
 			    const char *mountpoint)
 {
-	struct vsfuse_mount m = this_daemon();
+	__u8 served = 1;
 	int err;
 
 	if (!h)
@@ -480,7 +486,7 @@ int vsfuse_exec_hooks_serve(struct vsfuse_exec_hooks *h,
 	err = mount_dev(mountpoint, &h->dev);
 	if (err)
 		return err;
-	if (bpf_map_update_elem(h->fd[MOUNTS], &h->dev, &m, BPF_ANY))
+	if (bpf_map_update_elem(h->fd[MOUNTS], &h->dev, &served, BPF_ANY))
 		return -errno;
 	h->serving = true;
 	return 0;
@@ -488,25 +494,17 @@ int vsfuse_exec_hooks_serve(struct vsfuse_exec_hooks *h,
 
 void vsfuse_exec_hooks_unload(struct vsfuse_exec_hooks *h)
 {
-	__u32 key, pid = getpid();
+	int root = -1;
 
 	if (!h)
 		return;
 	if (h->dir[0])
-		flock(h->lock, LOCK_EX);
+		root = open_locked(PIN_ROOT, LOCK_EX);
 	if (h->serving)
 		bpf_map_delete_elem(h->fd[MOUNTS], &h->dev);
-	if (h->dir[0]) {
-		bpf_map_delete_elem(h->fd[DAEMONS], &pid);
-		prune_map(h->fd[DAEMONS]);
-		prune_map(h->fd[MOUNTS]);
-		/* the last daemon: nothing left to serve, nothing attached */
-		if (bpf_map_get_next_key(h->fd[DAEMONS], NULL, &key)) {
-			unpin(h);
-			rmdir(h->dir);
-			rmdir(PIN_ROOT);
-		}
-		flock(h->lock, LOCK_UN);
+	if (root >= 0) {
+		leave(h);
+		close(root);
 	}
 	close_all(h);
 }

@@ -113,12 +113,6 @@ struct vsfuse_exec_files {
 	char paths[VSFUSE_PATHS_ROOM + VSFUSE_PATH_MAX];
 };
 
-/* A varsymfs mount a daemon serves, by its device: the daemon. */
-struct vsfuse_mount {
-	unsigned int pid;
-	unsigned long long start_time;	/* /proc/PID/stat's, in ticks */
-};
-
 #define VSFUSE_PUBLISHED	16384	/* slots: 1 MiB, shared by all */
 #define VSFUSE_MOUNTS		1024
 

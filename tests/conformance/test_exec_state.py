@@ -399,6 +399,94 @@ def test_one_set_of_exec_hooks_for_every_daemon(impl, no_held_exec_hooks,
     assert not os.path.exists(PINS), os.listdir(PINS)
 
 
+def one_set_here(impl):
+    """Skips unless the FUSE daemons may share one set, and none is
+    loaded now (the tests of the set's own life)."""
+    if impl != "fuse":
+        pytest.skip("the FUSE daemons' exec hooks")
+    if not os.path.ismount("/sys/fs/bpf"):
+        pytest.skip("no bpf file system at /sys/fs/bpf (systemd mounts one)")
+    if any(loaded_hook_programs().values()):
+        pytest.skip("exec hooks of varsymfs daemons are loaded already")
+
+
+def wait_unloaded():
+    deadline = time.monotonic() + 10
+    while any(loaded_hook_programs().values()):
+        if time.monotonic() > deadline:
+            raise Failed("exec hooks still loaded after the last daemon: "
+                         f"{loaded_hook_programs()}")
+        time.sleep(0.1)
+
+
+def test_a_killed_daemon_leaves_the_set_to_the_others(impl,
+                                                      no_held_exec_hooks,
+                                                      varsymfs):
+    """Issue 44: each daemon using the set holds a shared flock on its
+    directory, which the kernel drops when the daemon dies; a daemon
+    leaving that can then lock it exclusively is the last, and removes the
+    set.  Before, each daemon registered its pid and start time in a map,
+    which the others pruned by reading /proc/PID/stat.  Here the daemon
+    that attached the set is killed (SIGKILL): the other two keep it, and
+    the last of them removes it."""
+    one_set_here(impl)
+    mounts = [varsymfs("UNIVERSE") for _ in range(3)]
+    if exec_mode(mounts[0]) != "exec hooks":
+        pytest.skip("needs the exec hooks (a BPF LSM program: the guests)")
+    killed = mounts[0]
+    killed.daemon.kill()
+    killed.daemon.wait()
+    run(["umount", "-l", killed.dir], env=SBIN, check=True)
+    killed.daemon = None
+    assert loaded_hook_programs() == dict.fromkeys(HOOK_PROGRAMS, 1)
+    assert len(os.listdir(PINS)) == 1, os.listdir(PINS)
+    mounts[1].stop()
+    assert loaded_hook_programs() == dict.fromkeys(HOOK_PROGRAMS, 1)
+    assert exec_mode(mounts[2]) == "exec hooks"
+    mounts[2].stop()
+    wait_unloaded()
+    assert not os.path.exists(PINS), os.listdir(PINS)
+
+
+def test_a_set_is_checked_once(impl, no_held_exec_hooks, varsymfs, build,
+                               public_dir):
+    """Issue 44: the daemon that attaches the set checks once that its
+    programs run (an exec of its own: the LSM programs attach, and are
+    never called, where bpf is not among the kernel's active LSMs); a
+    daemon that joins the set execs nothing.  Before, every daemon ran the
+    check again, one exec more at each start."""
+    from conftest import Mount
+    one_set_here(impl)
+    if not shutil.which("strace"):
+        pytest.skip("no strace here")
+    first = varsymfs("UNIVERSE")
+    if exec_mode(first) != "exec hooks":
+        pytest.skip("needs the exec hooks (a BPF LSM program: the guests)")
+    trace = os.path.join(public_dir, "joiner.strace")
+    where = os.path.join(public_dir, "joiner")
+    os.mkdir(where)
+    os.chmod(where, 0o755)
+
+    class Traced(Mount):
+        def argv(self):
+            return ["strace", "-f", "-qq", "-e", "trace=execve", "-o",
+                    trace] + super().argv()
+
+    m = Traced("fuse", build, "UNIVERSE", where)
+    ok, err = m.start()
+    try:
+        if not ok:
+            raise Failed(f"mount failed: {' '.join(m.argv())}\n{err}")
+        assert exec_mode(m) == "exec hooks"
+    finally:
+        m.stop()
+    with open(trace) as f:
+        execs = [line.strip() for line in f if "execve(" in line]
+    print(f"\nthe joining daemon's execs: {execs}")
+    # the first is strace's of the daemon itself
+    assert len(execs) == 1 and "/proc/self/exe" not in execs[0], execs
+
+
 def test_exec_in_flight_when_the_exec_hooks_load(impl, no_held_exec_hooks,
                                                  varsymfs, build,
                                                  public_dir, stall):
