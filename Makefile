@@ -51,7 +51,7 @@ CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h \
 	core/varsym_proc.h core/execve_nrs.h core/exec_rule.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/readlink.c fuse/xattr.c fuse/dir.c \
 	fuse/caller.c fuse/reader.c fuse/pool.c fuse/cache.c fuse/exec_hooks.c \
-	fuse/scopes.c fuse/search.c
+	fuse/exec_hooks_set.c fuse/exec_hooks_read.c fuse/scopes.c fuse/search.c
 FUSE_HDR := fuse/fs.h fuse/dir.h fuse/caller.h fuse/reader.h fuse/pool.h \
 	fuse/cache.h fuse/exec_hooks.h fuse/scopes.h fuse/search.h \
 	$(B)/exec_hooks.skel.h
@@ -237,10 +237,11 @@ $(B)/test_core: $(CORE_SRC) $(CORE_HDR) tests/unit/test_core.c tests/unit/check.
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o $@ $(CORE_SRC) tests/unit/test_core.c
 
-# How the daemon reads /proc/TID/syscall, in every ABI.
-DAEMON_PARSERS := fuse/caller.c fuse/reader.c fuse/exec_hooks.c
+# How the daemon reads /proc/TID/syscall, in every ABI, and a published
+# snapshot.
+DAEMON_PARSERS := fuse/caller.c fuse/reader.c fuse/exec_hooks_read.c
 $(B)/test_daemon: $(CORE_SRC) $(CORE_HDR) $(DAEMON_PARSERS) fuse/caller.h fuse/reader.h \
-		fuse/exec_hooks.h $(B)/exec_hooks.skel.h tests/unit/test_daemon.c \
+		fuse/exec_hooks.h tests/unit/test_daemon.c \
 		tests/unit/check.h | $(B)
 	$(CC) $(CPPFLAGS) -Ifuse -I$(B) $(CFLAGS) $(WARN) \
 		-fsanitize=address,undefined -fno-sanitize-recover=all -o $@ \

@@ -7,22 +7,21 @@
  *
  * Per thread, in task storage (it belongs to the task, whatever its tid):
  * which exec is in flight, how many files it checked (bprm_check_security:
- * the program, then each interpreter), whether any gains privileges, and
- * the paths of those whose capabilities the daemon must read (a storage
- * of their own, made only then).  At each follow (or readlink) of a link of a varsymfs mount, in the caller's
- * own context and before its request is sent, the program writes the
- * daemon's facts for that request (exec_hooks.h, struct vsfuse_snapshot)
- * into the caller's slot of a fixed array, the one place they are kept.
- * The daemon marks, in the thread's own storage, that a walk of its exec
- * followed the caller's environment; such an exec that the kernel makes
- * privileged fails at the credential hook (bprm_creds_from_file), where
- * an LSM may still refuse.
+ * the program, then each interpreter), whether any gains privileges, and,
+ * in a storage of their own made only then, the paths of those whose
+ * capabilities the daemon must read.  At each follow (or readlink) of a
+ * link of a varsymfs mount, in the caller's own context and before its
+ * request is sent, the daemon's facts for that request (exec_hooks.h,
+ * struct vsfuse_snapshot) go to the caller's slot of a fixed array, the
+ * one place they are kept.  The daemon marks, in the thread's storage,
+ * that a walk of its exec followed the caller's environment; such an exec
+ * that the kernel makes privileged fails at the credential hook
+ * (bprm_creds_from_file), where an LSM may still refuse.
  *
- * No map here can be filled by one user for another: the slots are
- * overwritten, never held, and the rest is each task's own.  Where task
- * storage cannot be had, the exec's walks are doubt, or its interpreters
- * secure (counted in lost_execs); a mount serving others resolves doubt
- * as secure, and nothing here fails an exec for its own bookkeeping.
+ * No user can fill anything here for another: slots are overwritten, and
+ * the rest is each task's own.  An exec whose storage cannot be had is
+ * doubt, or privileged (counted in lost_execs): the secure answer on a
+ * mount serving others; nothing here fails an exec for its bookkeeping.
  *
  * The rules are the core's (core/exec_rule.h, core/execve_nrs.h); the few
  * kernel fields read are declared here with preserve_access_index, and

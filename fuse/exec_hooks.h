@@ -2,8 +2,9 @@
 /*
  * exec_hooks.h - what the daemons' BPF program (exec_hooks.bpf.c) keeps
  * about each thread, what it hands a daemon for each request, and how a
- * daemon reads it (exec_hooks.c).  Shared by the BPF program and the
- * daemon: plain C types only.
+ * daemon loads it (exec_hooks.c), shares it (exec_hooks_set.c) and reads
+ * it (exec_hooks_read.c).  Shared by the BPF program and the daemon:
+ * plain C types only.
  */
 #ifndef VSFUSE_EXEC_HOOKS_H
 #define VSFUSE_EXEC_HOOKS_H
@@ -11,8 +12,8 @@
 /*
  * A thread's exec state, in BPF task storage: it belongs to the task,
  * whatever its tid (a non-leader's exec takes its leader's), and goes with
- * it.  Only the task's own hooks change it, and a daemon, through the
- * task's pidfd, while the task waits for its answer (FOLLOWED).
+ * it.  Only the task's own hooks change it, and a daemon (FOLLOWED)
+ * through the task's pidfd while the task waits for its answer.
  */
 struct vsfuse_task {
 	unsigned long long token;	/* this program instance: never reused */
@@ -31,10 +32,7 @@ struct vsfuse_task {
 #define VSFUSE_TASK_PRIVILEGED	0x2
 /* A file's capabilities are for the daemon to read (vsfuse_exec_file). */
 #define VSFUSE_TASK_CAPS_UNREAD	0x4
-/*
- * Made inside an execve: that exec began before this set was loaded, or
- * lost its state; its walks are doubt until it ends.
- */
+/* An exec that began before this set, or lost its state: doubt. */
 #define VSFUSE_TASK_DOUBT	0x8
 /* A walk of the exec followed the caller: privileged, it must fail. */
 #define VSFUSE_TASK_FOLLOWED	0x10
@@ -52,7 +50,12 @@ struct vsfuse_snapshot {
 	unsigned long long envp;	/* execve's envp, when inside one */
 	unsigned long long ino;		/* the link followed: its node id */
 	unsigned int dev;		/* its super block's device */
-	unsigned int owner;		/* whose workers: see below */
+	/*
+	 * Whose workers: the owner of the caller's outermost user namespace
+	 * below the initial one, or its fsuid in the initial one (all of a
+	 * user's subordinate uids are one user).
+	 */
+	unsigned int owner;
 	unsigned int flags;		/* VSFUSE_SNAP_* */
 	unsigned int phase;		/* enum varsym_exec_phase */
 	unsigned int files;		/* the exec's files checked so far */
@@ -80,12 +83,6 @@ struct vsfuse_published {
 #define VSFUSE_SNAP_ENVP_KNOWN	0x4	/* envp is where .envp says */
 #define VSFUSE_SNAP_ENVP4	0x8	/* envp's pointers are 4 bytes */
 #define VSFUSE_SNAP_CAPS_UNREAD	0x10	/* read the exec's files' capabilities */
-
-/*
- * The owner uid of the caller's outermost user namespace below the
- * initial one, or its fsuid in the initial one: all of a user's
- * subordinate uids are one user to the daemon's workers.
- */
 
 /*
  * The files an exec checked whose capabilities the daemon reads, off the
@@ -121,7 +118,22 @@ struct vsfuse_exec_files {
 #include <stddef.h>
 #include <sys/types.h>
 
-struct vsfuse_exec_hooks;
+/* The maps a daemon uses. */
+enum { VSFUSE_PUBLISHED_MAP, VSFUSE_MOUNTS_MAP, VSFUSE_TASKS_MAP,
+	VSFUSE_FILES_MAP, VSFUSE_BSS_MAP, VSFUSE_NMAPS };
+
+/* A daemon's handle on the set: exec_hooks.c, _set.c and _read.c only. */
+struct vsfuse_exec_hooks {
+	struct exec_hooks_bpf *skel;	/* this daemon attached the set */
+	int fd[VSFUSE_NMAPS];
+	const volatile struct exec_hooks_bpf__bss *bss;	/* mapped */
+	size_t bss_size;
+	const volatile struct vsfuse_published *published;	/* mapped */
+	char dir[256];			/* the set's pins; "" if private */
+	int lock;			/* dir, shared-locked while we use it */
+	unsigned int dev;		/* the mount served, once it is */
+	bool serving;
+};
 
 #ifdef VSFUSE_BENCH
 /*
@@ -169,6 +181,26 @@ bool vsfuse_exec_hooks_may_follow(struct vsfuse_exec_hooks *h, pid_t tid,
 				  int dirfd, const struct vsfuse_snapshot *s);
 /* How many execs' state the BPF program could not keep (secure). */
 unsigned long long vsfuse_exec_hooks_unkept(const struct vsfuse_exec_hooks *h);
+
+/* exec_hooks.c: why a step failed, with libbpf's first complaint. */
+void vsfuse_exec_hooks_say(char *why, size_t size, const char *step, int err);
+/* A new set (h->skel), attached, unpinned: 0, or -1 and why. */
+int vsfuse_exec_hooks_attach(struct vsfuse_exec_hooks *h, char *why,
+			     size_t size);
+/*
+ * exec_hooks_set.c: joins the machine's set, or attaches and pins a new
+ * one, under the lock that orders the daemons coming and going (*root,
+ * closed by the caller once the set works; -1 without a bpf file system,
+ * where the set is the daemon's own).  0, or -1 and why.
+ */
+int vsfuse_exec_set_join(struct vsfuse_exec_hooks *h, int *root, char *why,
+			 size_t size);
+/*
+ * Leaves the set, under root (or a lock taken here if -1); the last
+ * daemon unpins it.  broken: the set this daemon pinned does not work.
+ */
+void vsfuse_exec_set_leave(struct vsfuse_exec_hooks *h, int root,
+			   bool broken);
 #endif
 
 #endif /* VSFUSE_EXEC_HOOKS_H */
