@@ -180,13 +180,15 @@ $(B)/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) | $(B)
 		$(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
 
 # The benchmarks' and tests' daemon: the same, with --naive and --constant=
-# (bench/run), and --fail-exec-state (tests/conformance/test_exec_state.py)
+# (VSFUSE_BENCH: bench/run), and the faults --fail-exec-state and
+# --fail-exec-files (VSFUSE_FAULTS: tests/conformance/test_exec_state.py)
 # with its own build of the BPF program.
 $(B)/bench/varsymfs: $(CORE_SRC) $(FUSE_SRC) $(CORE_HDR) $(FUSE_HDR) \
 		$(B)/bench/exec_hooks.skel.h
 	@mkdir -p $(B)/bench
-	$(CC) $(CPPFLAGS) -DVSFUSE_BENCH $(CFLAGS) $(WARN) -I$(B)/bench \
-		$(FUSE_CFLAGS) $(LDFLAGS) -o $@ $(CORE_SRC) $(FUSE_SRC) $(FUSE_LIBS)
+	$(CC) $(CPPFLAGS) -DVSFUSE_BENCH -DVSFUSE_FAULTS $(CFLAGS) $(WARN) \
+		-I$(B)/bench $(FUSE_CFLAGS) $(LDFLAGS) -o $@ $(CORE_SRC) \
+		$(FUSE_SRC) $(FUSE_LIBS)
 
 # The benchmarks' timer (bench/run builds the host's own; this rule, the
 # arm64 guests').

@@ -33,8 +33,8 @@
 #define PROC_PID_INIT_INO 0xEFFFFFFCU
 #define PUBLISHED_SIZE (VSFUSE_PUBLISHED * sizeof(struct vsfuse_published))
 
-#ifdef VSFUSE_BENCH
-unsigned int vsfuse_exec_hooks_fail_state;
+#ifdef VSFUSE_FAULTS
+unsigned int vsfuse_exec_hooks_faults;
 #endif
 
 /* libbpf's first complaint, the cause, for the line the daemon prints. */
@@ -74,9 +74,11 @@ int vsfuse_exec_hooks_attach(struct vsfuse_exec_hooks *h, char *why,
 		sscanf(u.release, "%d.%d", &major, &minor);
 	s->rodata->program_opened_in_execve =
 		major < 6 || (major == 6 && minor < 8);
-#ifdef VSFUSE_BENCH
-	s->rodata->fail_task_storage = vsfuse_exec_hooks_fail_state & 1;
-	s->rodata->fail_exec_files = vsfuse_exec_hooks_fail_state & 2;
+#ifdef VSFUSE_FAULTS
+	s->rodata->fail_task_storage =
+		vsfuse_exec_hooks_faults & VSFUSE_FAIL_TASK_STORAGE;
+	s->rodata->fail_exec_files =
+		vsfuse_exec_hooks_faults & VSFUSE_FAIL_EXEC_FILES;
 #endif
 	err = exec_hooks_bpf__load(s);
 	if (err) {

@@ -135,12 +135,11 @@ struct vsfuse_exec_hooks {
 	bool serving;
 };
 
-#ifdef VSFUSE_BENCH
-/*
- * The tests' build only: 1, the BPF program never has a thread's state;
- * 2, nor an exec's file records.
- */
-extern unsigned int vsfuse_exec_hooks_fail_state;
+#ifdef VSFUSE_FAULTS
+/* The tests' build only: what the BPF program can never have. */
+#define VSFUSE_FAIL_TASK_STORAGE	0x1	/* a thread's state */
+#define VSFUSE_FAIL_EXEC_FILES		0x2	/* an exec's file records */
+extern unsigned int vsfuse_exec_hooks_faults;
 #endif
 
 /*

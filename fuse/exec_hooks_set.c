@@ -50,9 +50,9 @@ static void set_name(char *name, size_t size)
 	p = exec_hooks_bpf__elf_bytes(&len);
 	for (i = 0; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ULL;
-#ifdef VSFUSE_BENCH
+#ifdef VSFUSE_FAULTS
 	/* a set whose state always fails is its own */
-	h ^= vsfuse_exec_hooks_fail_state;
+	h ^= vsfuse_exec_hooks_faults;
 #endif
 	snprintf(name, size, "%016llx", h);
 }

@@ -45,6 +45,8 @@ static const struct fuse_opt cmdline_spec[] = {
 #ifdef VSFUSE_BENCH
 	FUSE_OPT_KEY("--naive", KEY_NAIVE),
 	FUSE_OPT_KEY("--constant=", KEY_CONSTANT),
+#endif
+#ifdef VSFUSE_FAULTS
 	FUSE_OPT_KEY("--fail-exec-state", KEY_FAIL_EXEC_STATE),
 	FUSE_OPT_KEY("--fail-exec-files", KEY_FAIL_EXEC_FILES),
 #endif
@@ -89,10 +91,14 @@ static void usage(const char *progname)
 	       "its own, and reads callers' environments in child processes.\n"
 #ifdef VSFUSE_BENCH
 	       "\n"
-	       "This is the benchmarks' and tests' build, with four more options:\n"
+	       "The benchmarks' options of this build:\n"
 	       "    --naive           read /proc/PID/environ on every request, as a\n"
 	       "                      straightforward FUSE server would\n"
 	       "    --constant=TARGET answer TARGET to everyone: the FUSE floor\n"
+#endif
+#ifdef VSFUSE_FAULTS
+	       "\n"
+	       "The tests' faults of this build:\n"
 	       "    --fail-exec-state the exec hooks never have a thread's\n"
 	       "                      state (the tests' failed allocations)\n"
 	       "    --fail-exec-files the exec hooks never have room for the\n"
@@ -128,11 +134,13 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_CONSTANT:
 		cl->fs->constant = arg + strlen("--constant=");
 		return 0;
+#endif
+#ifdef VSFUSE_FAULTS
 	case KEY_FAIL_EXEC_STATE:
-		vsfuse_exec_hooks_fail_state |= 1;
+		vsfuse_exec_hooks_faults |= VSFUSE_FAIL_TASK_STORAGE;
 		return 0;
 	case KEY_FAIL_EXEC_FILES:
-		vsfuse_exec_hooks_fail_state |= 2;
+		vsfuse_exec_hooks_faults |= VSFUSE_FAIL_EXEC_FILES;
 		return 0;
 #endif
 	case FUSE_OPT_KEY_NONOPT:
