@@ -224,32 +224,26 @@ static struct vsfuse_task *task_state(struct task_struct *task, bool create)
 }
 
 /*
- * A slot is the only place a thread's snapshot is kept, so it must never
- * show a thread waiting for its answer any snapshot but the one taken for
- * that request: not another thread's, not one of its own older ones.
- *
- *  - Only the thread that holds tid T writes T into a slot (publish(), in
- *    its own context, one hook at a time); every other write empties it
- *    (unpublish()).  A writer takes the slot (odd count) and leaves it
- *    showing its own new snapshot or nothing, whoever's it was: so when
- *    T's publish finds the slot held, the holder leaves no older snapshot
- *    of T behind, and the daemon, finding another tid, none, or an odd
- *    count, tells T's walk by /proc.
+ * A slot is the only place a snapshot is kept: it must never show a thread
+ * waiting for its answer another snapshot than the one taken for that
+ * request, another thread's or an older one of its own.
+ *  - Only the thread holding tid T writes T into a slot (publish(), in its
+ *    own context, one hook at a time); every other write empties it.  A
+ *    writer takes the slot (odd count) and leaves its own new snapshot or
+ *    nothing, whoever's it was: when T's publish finds the slot held, no
+ *    older snapshot of T is left, and the daemon, finding another tid,
+ *    none, or an odd count, tells T's walk by /proc.
  *  - The daemon reads T's slot only while T waits in the request whose
- *    snapshot T's hook just published, so T writes nothing meanwhile.
- *  - T's old snapshots are gone before T can be handed out again: when
- *    T's thread exits, its exit hook empties the slot (or, if a writer
- *    holds it then, that writer leaves its own or none); when T is given
- *    up by de_thread() (a thread that is not its process's leader execs
- *    and takes the leader's tid, and no hook ever runs under T again),
- *    the fork hook that hands T out empties the slot, in the parent's
- *    context, before the new thread runs; the leader's tid itself is
- *    handed over only after the leader's exit hook ran.
- *  - unpublish() may look at the slot's tid without taking it: nothing
- *    writes T there meanwhile (T's holder is this very thread, or gone, or
- *    not yet running), and what T's last holder wrote is ordered before
- *    by the locks that freed and allocated the pid.
- *
+ *    snapshot T's hook just published: T writes nothing meanwhile.
+ *  - T's old snapshots go before T can be handed out again: T's exit hook
+ *    empties the slot (or a writer holding it then leaves its own or
+ *    none); a tid given up by de_thread() (a non-leader's exec takes the
+ *    leader's, and no hook runs under its own again) is emptied by the
+ *    fork hook that hands it out, before the new thread runs; a leader's
+ *    tid is handed over only after the leader's exit hook ran.
+ *  - unpublish() looks at the slot's tid unlocked: no one writes T there
+ *    meanwhile (T's holder is this thread, gone, or not yet running), and
+ *    the locks that freed and allocated T order what its last holder wrote.
  * Compare-and-swap is fully ordered on every architecture the JIT knows:
  * the odd count is seen before what is written after it.
  */
@@ -385,12 +379,6 @@ static void forget_exec(struct task_struct *task, struct vsfuse_task *t)
 	t->recorded = 0;
 }
 
-/* This exec's state could not be had: doubt, or privileged; said. */
-static void lost(void)
-{
-	__sync_fetch_and_add(&lost_execs, 1);
-}
-
 /* Once per exec, after the program is open, before any file is checked. */
 SEC("lsm/bprm_creds_for_exec")
 int BPF_PROG(exec_begins, struct linux_binprm *bprm, int ret)
@@ -402,8 +390,8 @@ int BPF_PROG(exec_begins, struct linux_binprm *bprm, int ret)
 		return ret;
 	__sync_fetch_and_add(&lsm_execs, 1);
 	t = task_state(task, true);
-	if (!t) {
-		lost();		/* its walks will find no state: doubt */
+	if (!t) {	/* its walks will find no state: doubt */
+		__sync_fetch_and_add(&lost_execs, 1);
 		return 0;
 	}
 	forget_exec(task, t);
@@ -512,7 +500,7 @@ int BPF_PROG(exec_checks_file, struct linux_binprm *bprm, int ret)
 			break;
 		}
 		t->flags |= VSFUSE_TASK_PRIVILEGED;	/* cannot tell */
-		lost();
+		__sync_fetch_and_add(&lost_execs, 1);
 		break;
 	case VARSYM_GAINS_NOTHING:
 		break;
@@ -537,10 +525,9 @@ int BPF_PROG(exec_gets_creds, struct linux_binprm *bprm, struct file *file,
 	if (ret || !secureexec)
 		return ret;
 	/*
-	 * A daemon marks only an exec with its state in flight (an
-	 * interpreter's walk), and that state stays until the exec ends.
-	 * (6.1 gives none while a task-storage call is interrupted on this
-	 * CPU, which a kernel without full preemption never does to a hook.)
+	 * A daemon marks only an exec whose state is in flight, which stays
+	 * until it ends.  (6.1 gives no state while a task-storage call is
+	 * interrupted on this CPU: not in a hook without full preemption.)
 	 */
 	t = task_state(task, false);
 	if (!t || !(t->flags & VSFUSE_TASK_IN_EXEC))
@@ -697,10 +684,8 @@ static int snapshot(struct inode *inode)
 	if (!t) {
 		t = task_state(task, true);
 		/*
-		 * Inside an execve, a task without state is in an exec that
-		 * began before this set was loaded (or whose storage could not
-		 * be had then): from here that is no program's own walk,
-		 * whatever comes next.
+		 * An exec that began before this set, or whose storage could
+		 * not be had then: doubt, whatever comes next.
 		 */
 		if (t && BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
 			t->flags = VSFUSE_TASK_DOUBT;

@@ -85,11 +85,10 @@ struct vsfuse_published {
 #define VSFUSE_SNAP_CAPS_UNREAD	0x10	/* read the exec's files' capabilities */
 
 /*
- * The files an exec checked whose capabilities the daemon reads, off the
- * exec path, before it lets an interpreter walk follow the caller: task
- * storage of their own, made at the first such file, gone with the exec.
- * A file whose path does not fit (the exec's paths take more than
- * VSFUSE_PATHS_ROOM bytes before it) cannot be told: privileged.
+ * The files an exec checked whose capabilities the daemon reads before it
+ * lets an interpreter walk follow the caller: task storage of their own,
+ * made at the first such file, gone with the exec.  A file whose path
+ * would start past VSFUSE_PATHS_ROOM cannot be told: privileged.
  */
 #define VSFUSE_EXEC_FILES	8
 #define VSFUSE_PATH_MAX		4096
@@ -143,10 +142,8 @@ extern unsigned int vsfuse_exec_hooks_faults;
 #endif
 
 /*
- * The machine's one set of exec hooks: attached by the first daemon,
- * shared through /sys/fs/bpf/varsymfs by the others, removed after the
- * last (a daemon where that is no bpf file system attaches a set of its
- * own).  NULL when they cannot be, with why (one line) in why.
+ * The machine's one set of exec hooks (exec_hooks_set.c), joined or
+ * attached.  NULL when it cannot be, with why (one line) in why.
  */
 struct vsfuse_exec_hooks *vsfuse_exec_hooks_load(char *why, size_t size);
 /* This daemon's mount (mountpoint's device) is served: its follows count. */
@@ -168,13 +165,11 @@ int vsfuse_exec_hooks_snapshot(struct vsfuse_exec_hooks *h, pid_t tid,
 int vsfuse_published_read(const volatile struct vsfuse_published *p,
 			  unsigned int tid, struct vsfuse_snapshot *s);
 /*
- * Whether an interpreter walk of thread tid, waiting in the request whose
- * snapshot is s, may follow its environment: none of the files its exec
- * checked has file capabilities, for sure, and its exec is marked as
- * having followed, before the answer goes back (if it then gains
- * privileges, the kernel refuses it: EPERM).  false when either cannot be
- * had: the walk must then resolve as secure.  dirfd: the caller's
- * /proc/TID.
+ * Whether an interpreter walk of thread tid (dirfd: its /proc/TID),
+ * waiting in the request of snapshot s, may follow its environment: no
+ * file of its exec has capabilities, for sure, and the exec is marked as
+ * having followed (privileged, the kernel refuses it: EPERM).  false when
+ * either cannot be had: the walk resolves as secure.
  */
 bool vsfuse_exec_hooks_may_follow(struct vsfuse_exec_hooks *h, pid_t tid,
 				  int dirfd, const struct vsfuse_snapshot *s);

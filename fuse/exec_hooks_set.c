@@ -11,9 +11,10 @@
  * An exclusive flock on /sys/fs/bpf/varsymfs orders the daemons coming and
  * going, the only times a set's directory changes; one that leaves and can
  * then lock the set's directory exclusively is the last.  A dead daemon's
- * mount stays registered (its device, which a later mount may get, has its
- * follows snapshotted for nobody) until the set goes or a daemon joins it
- * alone.  Without a bpf file system, a daemon attaches a set of its own.
+ * mount stays registered until the set goes or its device is registered
+ * again (a mount of another file system that gets it has its follows
+ * snapshotted for nobody).  Without a bpf file system, a daemon attaches a
+ * set of its own.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -143,22 +144,11 @@ none:
 	return -1;
 }
 
-/* Forgets every registered mount: their daemons are gone. */
-static void forget_mounts(int fd)
-{
-	__u32 key;
-
-	while (!bpf_map_get_next_key(fd, NULL, &key))
-		if (bpf_map_delete_elem(fd, &key))
-			break;
-}
-
 int vsfuse_exec_set_join(struct vsfuse_exec_hooks *h, int *root, char *why,
 			 size_t size)
 {
 	struct statfs st;
 	char name[32];
-	bool alone;
 
 	*root = -1;
 	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
@@ -170,23 +160,14 @@ int vsfuse_exec_set_join(struct vsfuse_exec_hooks *h, int *root, char *why,
 		vsfuse_exec_hooks_say(why, size, "locking " PIN_ROOT, -*root);
 		return -1;
 	}
-	/* alone: no other daemon holds the set, not even a half-joined one */
-	h->lock = open_locked(h->dir, LOCK_EX | LOCK_NB);
-	alone = h->lock >= 0;
-	if (alone)
-		flock(h->lock, LOCK_SH);
-	else
-		h->lock = open_locked(h->dir, LOCK_SH);
+	h->lock = open_locked(h->dir, LOCK_SH);
 	if (h->lock < 0) {
 		vsfuse_exec_hooks_say(why, size, "locking the exec hooks",
 				      -h->lock);
 		return -1;
 	}
-	if (!reuse_pinned(h)) {
-		if (alone)
-			forget_mounts(h->fd[VSFUSE_MOUNTS_MAP]);
+	if (!reuse_pinned(h))
 		return 0;
-	}
 	unpin(h);	/* a set left half pinned */
 	if (vsfuse_exec_hooks_attach(h, why, size) || pin(h, why, size))
 		return -1;
