@@ -4,7 +4,7 @@
  *
  * The thread reading the kernel's requests asks the answer cache
  * (cache.c), with what it can have at once: with the exec hooks, the
- * request's snapshot, one lookup in a BPF map; without them, the proof
+ * request's snapshot, read from shared memory; without them, the proof
  * /proc gives.  What the cache cannot answer needs the caller's
  * environment, which only a reader process reads (reader.c), with a
  * deadline of REQUEST_BUDGET_S: what cannot be read by then is answered as
