@@ -324,7 +324,7 @@ def loaded_hook_programs():
 
 class HeldExecHooks:
     """A root daemon of the suite's own that holds the machine's one set of
-    exec hooks (fuse/exec_hooks.c) while the tests run.  The first daemon
+    exec hooks (fuse/exec_hooks_set.c) while the tests run.  The first daemon
     loads and attaches the set and the last removes it; in a TCG guest that
     is 2 to 3 s per daemon, against 0.3 s for one that joins a set already
     there (6.1 guest, start and umount of one daemon).  Every other test's

@@ -83,12 +83,13 @@ def tracing_every_thread(pid, tracer):
 def test_a_readlink_costs_the_daemon_no_bpf_call(impl, build, varsymfs):
     """Issue 32: with the exec hooks, the daemon takes a READLINK's
     snapshot from the slot the BPF program published for the caller's
-    thread (a shared mapping, fuse/exec_hooks.c), and asks the snapshots
-    map only when the slot is another thread's or being written.  So 200
-    readlinks of one process cost the daemon no bpf() system call.  Before
-    8353bae the daemon made one BPF_MAP_LOOKUP_ELEM per request; with the
-    published read taken out of vsfuse_exec_hooks_snapshot(), this test
-    counted 200 for the 200 readlinks."""
+    thread (a shared mapping, fuse/exec_hooks_read.c), the only place a
+    snapshot is kept since round 5 (a slot of another thread's is no
+    snapshot: the request is told apart by /proc, still with no bpf()).
+    So 200 readlinks of one process cost the daemon no bpf() system call.
+    Before 8353bae the daemon made one BPF_MAP_LOOKUP_ELEM per request;
+    with the published read taken out of vsfuse_exec_hooks_snapshot(), this
+    test counted 200 for the 200 readlinks."""
     daemon_only(impl)
     m = varsymfs("UNIVERSE,default=/dflt")
     if exec_mode(m) != "exec hooks":
