@@ -379,7 +379,12 @@ static void forget_exec(struct task_struct *task, struct vsfuse_task *t)
 	t->recorded = 0;
 }
 
-/* Once per exec, after the program is open, before any file is checked. */
+/*
+ * Once per exec, after the program is open, before any file is checked.
+ * Sleepable from 6.8 (exec_hooks.c): the task's storage, made here, may
+ * then wait for memory rather than fail when a burst of execs has emptied
+ * the kernel's atomic cache.
+ */
 SEC("lsm/bprm_creds_for_exec")
 int BPF_PROG(exec_begins, struct linux_binprm *bprm, int ret)
 {
@@ -452,11 +457,11 @@ static bool record_file(struct task_struct *task, struct vsfuse_task *t,
 }
 
 /*
- * The program, or an interpreter (sleepable, for bpf_d_path): whether it
- * gains privileges, by the core's test; file capabilities are for the
- * daemon to read, and for the credential hook to judge.
+ * The program, or an interpreter: whether it gains privileges, by the
+ * core's test; file capabilities are for the daemon to read, and for the
+ * credential hook to judge.  Sleepable from 6.8, as exec_begins.
  */
-SEC("lsm.s/bprm_check_security")
+SEC("lsm/bprm_check_security")
 int BPF_PROG(exec_checks_file, struct linux_binprm *bprm, int ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();

@@ -56,12 +56,18 @@ void vsfuse_exec_hooks_say(char *why, size_t size, const char *step, int err)
 		 libbpf_said[0] ? "; " : "", libbpf_said);
 }
 
+static void sleepable(struct bpf_program *p)
+{
+	bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_SLEEPABLE);
+}
+
 int vsfuse_exec_hooks_attach(struct vsfuse_exec_hooks *h, char *why,
 			     size_t size)
 {
 	struct exec_hooks_bpf *s = exec_hooks_bpf__open();
 	int err, major = 0, minor = 0;
 	struct utsname u;
+	bool before_6_8;
 
 	h->skel = s;
 	if (!s) {
@@ -72,8 +78,18 @@ int vsfuse_exec_hooks_attach(struct vsfuse_exec_hooks *h, char *why,
 	/* before 6.8, execve walks the program after in_execve is set */
 	if (!uname(&u))
 		sscanf(u.release, "%d.%d", &major, &minor);
-	s->rodata->program_opened_in_execve =
-		major < 6 || (major == 6 && minor < 8);
+	before_6_8 = major < 6 || (major == 6 && minor < 8);
+	s->rodata->program_opened_in_execve = before_6_8;
+	/*
+	 * The hooks that make an exec's storage may sleep for memory from
+	 * 6.8.  Before, a sleeping one holds its CPU's task-storage lock, and
+	 * the others there (the fork hook's, which makes storage then; all
+	 * of them in 6.1) get none: doubt for bystanders' execs.
+	 */
+	if (!before_6_8) {
+		sleepable(s->progs.exec_begins);
+		sleepable(s->progs.exec_checks_file);
+	}
 #ifdef VSFUSE_FAULTS
 	s->rodata->fail_task_storage =
 		vsfuse_exec_hooks_faults & VSFUSE_FAIL_TASK_STORAGE;

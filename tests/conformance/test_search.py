@@ -1183,8 +1183,11 @@ def test_without_exec_hooks_it_says_what_breaks(nix, build, impl):
     p = call([os.path.join(build, "varsym"), "explain", f"{m.dir}/python3"],
              nix.env())
     assert p.returncode == 0, p.out + p.err
+    # a count of the execs whose state the exec hooks could not keep is
+    # the machine's, not this mount's: no warning
     notes = [line.strip() for line in p.out.splitlines()
-             if line.strip().startswith("exec ")]
+             if line.strip().startswith("exec ") and
+             "could not keep" not in line]
     m.stop()
     if mode != "syscall only":
         assert notes == [] and "warning" not in m.said, (p.out, m.said)
