@@ -98,6 +98,13 @@ static inline bool varsym_exec_may_run(bool followed_caller, bool secureexec)
 }
 
 /*
+ * The files one execve checks (security_bprm_check): its program and each
+ * interpreter exec_binprm() follows, which refuses a sixth with ELOOP.  An
+ * exec that checks more than this is doubtful: privileged.
+ */
+#define VARSYM_EXEC_FILES 6
+
+/*
  * How deep user namespaces nest, the initial one included: the kernel
  * refuses a 33rd level below it.  A walk up a caller's namespaces to find
  * its owner takes at most this many steps.

@@ -436,7 +436,7 @@ static bool record_file(struct task_struct *task, struct vsfuse_task *t,
 #endif
 	r = bpf_task_storage_get(&files, task, 0,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!r || i >= VSFUSE_EXEC_FILES)
+	if (!r || i >= VARSYM_EXEC_FILES)
 		return false;
 	if (r->exec != t->exec) {
 		r->exec = t->exec;
@@ -483,7 +483,7 @@ int BPF_PROG(exec_checks_file, struct linux_binprm *bprm, int ret)
 	i = t->files++;
 	if (t->flags & VSFUSE_TASK_PRIVILEGED)
 		return 0;
-	if (i >= VSFUSE_EXEC_FILES) {
+	if (i >= VARSYM_EXEC_FILES) {
 		t->flags |= VSFUSE_TASK_PRIVILEGED;	/* deeper than exec goes */
 		return 0;
 	}

@@ -9,6 +9,10 @@
 #ifndef VSFUSE_EXEC_HOOKS_H
 #define VSFUSE_EXEC_HOOKS_H
 
+#include <stdbool.h>
+
+#include "../core/exec_rule.h"	/* VARSYM_EXEC_FILES */
+
 /*
  * A thread's exec state, in BPF task storage: it belongs to the task,
  * whatever its tid (a non-leader's exec takes its leader's), and goes with
@@ -90,7 +94,6 @@ struct vsfuse_published {
  * made at the first such file, gone with the exec.  A file whose path
  * would start past VSFUSE_PATHS_ROOM cannot be told: privileged.
  */
-#define VSFUSE_EXEC_FILES	8
 #define VSFUSE_PATH_MAX		4096
 #define VSFUSE_PATHS_ROOM	3584	/* the whole under 8 KiB */
 struct vsfuse_exec_file {

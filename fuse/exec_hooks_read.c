@@ -134,7 +134,7 @@ static bool files_have_caps(struct vsfuse_exec_hooks *h, int pidfd,
 	if (root < 0 || bpf_map_lookup_elem(fd, &pidfd, &r) ||
 	    r.exec != s->exec)
 		return true;
-	for (i = 0; i < VSFUSE_EXEC_FILES; i++)
+	for (i = 0; i < VARSYM_EXEC_FILES; i++)
 		if ((s->recorded & (1U << i)) &&
 		    one_file_caps(root, &r, &r.file[i]))
 			return true;

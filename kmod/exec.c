@@ -65,8 +65,6 @@
 #include "varsymfs.h"
 
 #define WATCH_BITS 8
-/* exec_binprm() follows 5 interpreters at most: a file each, and room */
-#define WATCH_FILES 6
 
 /*
  * One execve in flight.  Set-id bits and an LSM's secureexec are seen at
@@ -84,9 +82,9 @@ struct exec_watch {
 	bool followed_caller;		/* an interpreter walk followed it */
 	bool work_queued;		/* the task work will still run */
 	bool listed;			/* in watches[] */
-	unsigned int seen;		/* files checked; past WATCH_FILES, doubt */
+	unsigned int seen;		/* files checked; past the most, doubt */
 	unsigned int nfiles;		/* files whose capabilities may count */
-	struct file *files[WATCH_FILES];	/* with a reference each */
+	struct file *files[VARSYM_EXEC_FILES];	/* with a reference each */
 };
 
 /*
@@ -299,7 +297,7 @@ static void exec_checks_file(unsigned long ip, unsigned long parent_ip,
 
 	if (!w || w->privileged)
 		return;
-	if (++w->seen > WATCH_FILES) {
+	if (++w->seen > VARSYM_EXEC_FILES) {
 		w->privileged = true;	/* deeper than exec allows: doubt */
 		drop_files(w);
 		return;
