@@ -45,10 +45,10 @@ FUSE_CFLAGS = $(shell pkg-config --cflags fuse3 libbpf) -I$(B)
 FUSE_LIBS = $(shell pkg-config --libs fuse3 libbpf)
 
 CORE_SRC := core/caller.c core/conf.c core/env.c core/options.c core/process.c \
-	core/procfs.c \
+	core/exec_mode.c core/procfs.c \
 	core/resolve.c core/scope.c core/search.c core/template.c
 CORE_HDR := core/varsym_core.h core/varsym_port.h core/internal.h \
-	core/varsym_proc.h core/execve_nrs.h core/exec_rule.h
+	core/varsym_proc.h core/execve_nrs.h core/exec_rule.h core/exec_mode.h
 FUSE_SRC := fuse/main.c fuse/fs.c fuse/readlink.c fuse/xattr.c fuse/dir.c \
 	fuse/caller.c fuse/reader.c fuse/pool.c fuse/cache.c fuse/exec_hooks.c \
 	fuse/exec_hooks_set.c fuse/exec_hooks_read.c fuse/scopes.c fuse/search.c

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exec_mode.h"
 #include "fs.h"
 
 #ifndef VARSYM_VERSION
@@ -270,18 +271,42 @@ static int syscall_unreadable(int procfd)
 	return child < 0 ? 0 : err;
 }
 
+/* text on stderr in lines of at most 78 columns, the rest indented */
+static void say_wrapped(const char *text)
+{
+	int col = 0, len;
+
+	while (*text) {
+		len = strcspn(text, " ");
+		if (col && col + 1 + len > 78) {
+			fputs("\n ", stderr);
+			col = 1;
+		}
+		if (col++)
+			fputc(' ', stderr);
+		fprintf(stderr, "%.*s", len, text);
+		col += len;
+		text += len + strspn(text + len, " ");
+	}
+	fputc('\n', stderr);
+}
+
 /*
  * A daemon serving others without its exec hooks resolves every walk
  * inside an execve as for a setuid program, and every walk at all when it
  * cannot read /proc/TID/syscall either (blind, an errno): it still works,
- * failing closed.  What that breaks, why, and what mends it, in one
- * message at mount, in the words of a user who meets it.  loaded: the
- * hooks are there, but this mount could not be registered with them.
+ * failing closed.  What that breaks (the words `varsym explain` says,
+ * core/exec_mode.c), why, and what mends it, in one message at mount.
+ * loaded: the hooks are there, but this mount could not be registered
+ * with them.
  */
 static void warn_no_exec_hooks(const struct vsfuse *fs, const char *why,
 			       int blind, bool loaded)
 {
+	const struct varsym_exec_mode_text *t =
+		&varsym_exec_modes[VARSYM_EXECMODE_SYSCALL_ONLY];
 	bool search = varsym_opts_search_mode(&fs->opts);
+	char line[512];
 
 	if (blind)
 		fprintf(stderr,
@@ -292,16 +317,13 @@ static void warn_no_exec_hooks(const struct vsfuse *fs, const char *why,
 			search ? "its fallback directories only" :
 				 "the default's target",
 			strerror(blind));
-	else if (search)
-		fprintf(stderr,
-			"varsymfs: warning: programs run through this search mount come from its\n"
-			"  fallback directories only: a program found only on the caller's PATH\n"
-			"  cannot be run through it, though stat, test -x and command -v find it.\n");
-	else
-		fprintf(stderr,
-			"varsymfs: warning: programs run through this mount's links get the\n"
-			"  default's target, as a setuid program would, whatever the caller's\n"
-			"  environment says; other lookups follow the caller.\n");
+	else {
+		snprintf(line, sizeof(line), "varsymfs: warning: %s; %s.",
+			 search ? t->runs_search : t->runs,
+			 search ? "stat, test -x and command -v still find a program on the caller's PATH" :
+				  "other lookups follow the caller");
+		say_wrapped(line);
+	}
 	if (loaded) {
 		fprintf(stderr,
 			"  Why: the daemon could not register this mount with its exec hooks\n"
@@ -329,18 +351,18 @@ static void choose_exec_mode(struct vsfuse *fs)
 	char why[160];
 
 	if (!fs->serves_others) {
-		snprintf(fs->exec_mode, sizeof(fs->exec_mode),
-			 "owner only: every walk follows the caller");
+		varsym_exec_mode_say(fs->exec_mode, sizeof(fs->exec_mode),
+				     VARSYM_EXECMODE_OWNER_ONLY, NULL);
 		return;
 	}
 	fs->hooks = vsfuse_exec_hooks_load(why, sizeof(why));
 	if (fs->hooks) {
-		snprintf(fs->exec_mode, sizeof(fs->exec_mode),
-			 "exec hooks: the execve rule, privileged execs secure");
+		varsym_exec_mode_say(fs->exec_mode, sizeof(fs->exec_mode),
+				     VARSYM_EXECMODE_HOOKS, NULL);
 		return;
 	}
-	snprintf(fs->exec_mode, sizeof(fs->exec_mode),
-		 "syscall only: every walk inside an execve secure (%s)", why);
+	varsym_exec_mode_say(fs->exec_mode, sizeof(fs->exec_mode),
+			     VARSYM_EXECMODE_SYSCALL_ONLY, why);
 	warn_no_exec_hooks(fs, why, syscall_unreadable(fs->procfd), false);
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exec_mode.h"
 #include "fs.h"
 
 /* 1 for the system scope's name, 0 for the user scope's, -1 for neither. */
@@ -118,14 +119,15 @@ static void set_scope(struct vsfuse *fs, fuse_req_t req, bool system,
 }
 
 /*
- * How the mount tells the walks inside an execve apart, and how many
- * execs the exec hooks could not keep the state of (all the set's).
+ * How the mount tells the walks inside an execve apart, and, where that
+ * is its exec hooks, how many execs they could not keep the state of (all
+ * the set's).
  */
 static const char *exec_mode(struct vsfuse *fs, char *buf, size_t size)
 {
 	unsigned long long lost = 0;
 
-	if (fs->hooks)
+	if (varsym_exec_mode_of(fs->exec_mode) == VARSYM_EXECMODE_HOOKS)
 		lost = vsfuse_exec_hooks_unkept(fs->hooks);
 	if (!lost)
 		return fs->exec_mode;

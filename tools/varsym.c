@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "errno_name.h"
+#include "exec_mode.h"
 #include "varsym.h"
 #include "varsym_proc.h"
 
@@ -414,19 +415,21 @@ static void print_skipped(int dirfd, int level)
 	if (n <= 0 || root[0] != '/')
 		return;
 	root[n] = '\0';
-	conf_skipped(system_config_path(), root, show_skipped, &level);
+	conf_skipped(root, show_skipped, &level);
 }
 
 /*
  * A FUSE mount that cannot tell the walks inside an execve apart (its
- * links' system.varsym_exec says "syscall only: ... (why)"), or whose
- * exec hooks could not keep some execs' state ("exec hooks: ... (N execs
- * whose state ...)"): what that breaks, under the first of its links the
- * walk meets, once.
+ * links' system.varsym_exec names the mode "syscall only", with its why),
+ * or whose exec hooks could not keep some execs' state ("exec hooks: ...
+ * (N execs whose state ...)"): what that breaks, in the daemon's words
+ * (core/exec_mode.c), under the first of its links the walk meets, once.
  */
 static void print_exec_mode(int dirfd, const char *name, int level,
 			    bool search)
 {
+	const struct varsym_exec_mode_text *t =
+		&varsym_exec_modes[VARSYM_EXECMODE_SYSCALL_ONLY];
 	static dev_t told[16];
 	static unsigned int ntold;
 	char path[64 + NAME_MAX], mode[256];
@@ -441,7 +444,8 @@ static void print_exec_mode(int dirfd, const char *name, int level,
 		return;
 	mode[n] = '\0';
 	unkept = strstr(mode, VARSYM_EXEC_UNKEPT);
-	if (strncmp(mode, "syscall only:", 13) && !unkept)
+	if (varsym_exec_mode_of(mode) != VARSYM_EXECMODE_SYSCALL_ONLY &&
+	    !unkept)
 		return;		/* the exec hooks, or a mount of its owner's */
 	for (i = 0; i < ntold; i++)
 		if (told[i] == st.st_dev)
@@ -456,10 +460,8 @@ static void print_exec_mode(int dirfd, const char *name, int level,
 		printf(" (no memory for it): their walks inside the execve got the secure answer\n");
 		return;
 	}
-	if (search)
-		printf("exec      programs run through this mount come from its fallback only, never from the caller's PATH: fixed by the kernel's BPF LSM or the kernel module (varsymfs(8))\n");
-	else
-		printf("exec      programs run through this mount get the default's target, whatever the caller's environment says: fixed by the kernel's BPF LSM or the kernel module (varsymfs(8))\n");
+	printf("exec      %s: fixed by the kernel's BPF LSM or the kernel module (varsymfs(8))\n",
+	       search ? t->runs_search : t->runs);
 	why = strchr(mode, '(');
 	if (!why || mode[n - 1] != ')')
 		return;

@@ -1193,16 +1193,16 @@ def test_without_exec_hooks_it_says_what_breaks(nix, build, impl):
         assert notes == [] and "warning" not in m.said, (p.out, m.said)
         return
     assert len(notes) == 2, p.out
-    assert notes[0] == "exec      programs run through this mount come " \
-        "from its fallback only, never from the caller's PATH: fixed by " \
-        "the kernel's BPF LSM or the kernel module (varsymfs(8))", p.out
+    runs = "programs run through this mount come from its fallback " \
+        "directories only, never from the caller's PATH"
+    assert notes[0] == f"exec      {runs}: fixed by the kernel's BPF " \
+        "LSM or the kernel module (varsymfs(8))", p.out
     assert notes[1].startswith("exec      why: "), p.out
     said = " ".join(m.said.split())
     assert m.said.count("varsymfs: warning:") == 1, m.said
-    for words in ("programs run through this search mount come from its "
-                  "fallback directories only: a program found only on the "
-                  "caller's PATH cannot be run through it, though stat, "
-                  "test -x and command -v find it.",
+    # the daemon's warning and explain say it in the same words
+    for words in (f"varsymfs: warning: {runs}; stat, test -x and command "
+                  "-v still find a program on the caller's PATH.",
                   "Why: the daemon cannot put its BPF program on the "
                   "kernel's exec hooks (",
                   "bpf in its lsm= boot parameter",

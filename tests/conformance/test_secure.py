@@ -313,8 +313,10 @@ def test_daemon_without_the_capability_fails_closed(impl, build, public_dir):
     assert daemon.returncode == 0, err
     said = " ".join(err.split())
     assert err.count("varsymfs: warning:") == 1, err
-    assert "programs run through this mount's links get the default's " \
-        "target, as a setuid program would" in said or \
+    assert "varsymfs: warning: programs run through this mount get the " \
+        "default's target, as a setuid program would, whatever the " \
+        "caller's environment says; other lookups follow the caller." \
+        in said or \
         "every lookup through this mount, not only a program's, is " \
         "answered as for a setuid program" in said, err
     assert "Why: the daemon cannot put its BPF program on the kernel's " \

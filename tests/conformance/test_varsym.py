@@ -434,7 +434,8 @@ def test_explain_shows_how_execs_are_told_apart(varsym, varsymfs, root):
     why = said[said.index("(") + 1:-1]
     assert lines == [
         detail(0, "exec      programs run through this mount get the "
-               "default's target, whatever the caller's environment says: "
+               "default's target, as a setuid program would, whatever the "
+               "caller's environment says: "
                "fixed by the kernel's BPF LSM or the kernel module "
                "(varsymfs(8))"),
         detail(0, f"exec      why: {why}")], p.out

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec_mode.h"
 #include "varsym_core.h"
 #include "check.h"
 
@@ -2109,6 +2110,58 @@ static void test_search_span(void)
 	free(v);
 }
 
+/*
+ * The FUSE mount's exec mode: what the daemon says is what varsym
+ * explain reads back, for every mode, with or without a why; a name
+ * that only starts like one is none.
+ */
+static void test_exec_mode(void)
+{
+	static const struct {
+		const char *said;
+		int mode;
+	} rows[] = {
+		{ "exec hooks: the execve rule, privileged execs secure",
+		  VARSYM_EXECMODE_HOOKS },
+		{ "exec hooks: x (3 execs whose state ...)",
+		  VARSYM_EXECMODE_HOOKS },
+		{ "syscall only: every walk inside an execve secure (EPERM)",
+		  VARSYM_EXECMODE_SYSCALL_ONLY },
+		{ "owner only: every walk follows the caller",
+		  VARSYM_EXECMODE_OWNER_ONLY },
+		{ "syscall only", -1 },
+		{ "syscall onlyx: y", -1 },
+		{ "exec hook: x", -1 },
+		{ "", -1 },
+	};
+	char buf[256];
+	unsigned int i;
+	int m;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		check(varsym_exec_mode_of(rows[i].said) == rows[i].mode,
+		      "exec mode of '%s': %d, not %d", rows[i].said,
+		      varsym_exec_mode_of(rows[i].said), rows[i].mode);
+	for (m = 0; m < VARSYM_EXECMODES; m++) {
+		check(varsym_exec_modes[m].key && varsym_exec_modes[m].what,
+		      "exec mode %d has no words", m);
+		varsym_exec_mode_say(buf, sizeof(buf), m, NULL);
+		check(varsym_exec_mode_of(buf) == m, "'%s' reads back as %d",
+		      buf, varsym_exec_mode_of(buf));
+		varsym_exec_mode_say(buf, sizeof(buf), m, "no BPF LSM");
+		check(varsym_exec_mode_of(buf) == m &&
+		      !strcmp(buf + strlen(buf) - 12, "(no BPF LSM)"),
+		      "'%s' with a why reads back as %d", buf,
+		      varsym_exec_mode_of(buf));
+		/* only a mode that loses something says what */
+		check(!varsym_exec_modes[m].runs ==
+		      (m != VARSYM_EXECMODE_SYSCALL_ONLY) &&
+		      !varsym_exec_modes[m].runs_search ==
+		      (m != VARSYM_EXECMODE_SYSCALL_ONLY),
+		      "exec mode %d's consequences", m);
+	}
+}
+
 int main(void)
 {
 	test_names();
@@ -2141,5 +2194,6 @@ int main(void)
 	test_search_options();
 	test_search();
 	test_search_span();
+	test_exec_mode();
 	return report();
 }
