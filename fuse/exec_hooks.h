@@ -108,7 +108,7 @@ struct vsfuse_exec_files {
 	unsigned long long exec;	/* whose */
 	unsigned int used;		/* bytes of paths[] taken */
 	unsigned int pad;
-	struct vsfuse_exec_file file[VSFUSE_EXEC_FILES];
+	struct vsfuse_exec_file file[VARSYM_EXEC_FILES];
 	char paths[VSFUSE_PATHS_ROOM + VSFUSE_PATH_MAX];
 };
 
@@ -141,6 +141,7 @@ struct vsfuse_exec_hooks {
 /* The tests' build only: what the BPF program can never have. */
 #define VSFUSE_FAIL_TASK_STORAGE	0x1	/* a thread's state */
 #define VSFUSE_FAIL_EXEC_FILES		0x2	/* an exec's file records */
+#define VSFUSE_FAIL_SERVE		0x4	/* the daemon: a mount's entry */
 extern unsigned int vsfuse_exec_hooks_faults;
 #endif
 

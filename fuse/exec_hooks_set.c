@@ -53,7 +53,7 @@ static void set_name(char *name, size_t size)
 		h = (h ^ p[i]) * 0x100000001b3ULL;
 #ifdef VSFUSE_FAULTS
 	/* a set whose state always fails is its own */
-	h ^= vsfuse_exec_hooks_faults;
+	h ^= vsfuse_exec_hooks_faults & ~VSFUSE_FAIL_SERVE;
 #endif
 	snprintf(name, size, "%016llx", h);
 }
@@ -221,6 +221,10 @@ int vsfuse_exec_hooks_serve(struct vsfuse_exec_hooks *h,
 
 	if (!h)
 		return 0;
+#ifdef VSFUSE_FAULTS
+	if (vsfuse_exec_hooks_faults & VSFUSE_FAIL_SERVE)
+		return -ENOSPC;
+#endif
 	err = mount_dev(mountpoint, &h->dev);
 	if (err)
 		return err;

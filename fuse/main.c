@@ -27,7 +27,7 @@
 #endif
 
 enum { KEY_HELP, KEY_VERSION, KEY_MULTITHREAD, KEY_NAIVE, KEY_CONSTANT,
-	KEY_FAIL_EXEC_STATE, KEY_FAIL_EXEC_FILES };
+	KEY_FAIL_EXEC_STATE, KEY_FAIL_EXEC_FILES, KEY_FAIL_SERVE };
 
 struct cmdline {
 	struct vsfuse *fs;
@@ -50,6 +50,7 @@ static const struct fuse_opt cmdline_spec[] = {
 #ifdef VSFUSE_FAULTS
 	FUSE_OPT_KEY("--fail-exec-state", KEY_FAIL_EXEC_STATE),
 	FUSE_OPT_KEY("--fail-exec-files", KEY_FAIL_EXEC_FILES),
+	FUSE_OPT_KEY("--fail-serve", KEY_FAIL_SERVE),
 #endif
 	FUSE_OPT_END
 };
@@ -142,6 +143,9 @@ static int opt_proc(void *data, const char *arg, int key,
 		return 0;
 	case KEY_FAIL_EXEC_FILES:
 		vsfuse_exec_hooks_faults |= VSFUSE_FAIL_EXEC_FILES;
+		return 0;
+	case KEY_FAIL_SERVE:
+		vsfuse_exec_hooks_faults |= VSFUSE_FAIL_SERVE;
 		return 0;
 #endif
 	case FUSE_OPT_KEY_NONOPT:
@@ -513,8 +517,15 @@ int main(int argc, char *argv[])
 		goto out_remove_handlers;
 	/* the exec hooks snapshot the follows of this mount from now on */
 	err = vsfuse_exec_hooks_serve(fs.hooks, opts.mountpoint);
-	if (err)
+	if (err) {
+		/* no snapshots of this mount's follows: /proc alone */
+		snprintf(msg, sizeof(msg),
+			 "could not register this mount with its exec hooks: %s",
+			 strerror(-err));
+		varsym_exec_mode_say(fs.exec_mode, sizeof(fs.exec_mode),
+				     VARSYM_EXECMODE_SYSCALL_ONLY, msg);
 		warn_no_exec_hooks(&fs, strerror(-err), 0, true);
+	}
 	if (fuse_daemonize(opts.foreground))
 		goto out_unmount;
 	/*

@@ -366,6 +366,45 @@ def test_an_exec_whose_files_cannot_be_recorded_is_secure_and_said(
         m.stop()
 
 
+def test_a_mount_the_exec_hooks_cannot_serve_says_so_and_is_secure(
+        impl, build, public_dir):
+    """The exec hooks are there but this mount could not be entered in
+    their map (the tests' --fail-serve): they take no snapshot of its
+    follows, so its walks inside an execve are told apart by /proc alone,
+    secure.  The links say "syscall only" with why, not "exec hooks", and
+    the daemon warned once at mount."""
+    if impl != "fuse":
+        pytest.skip("the FUSE daemons' exec hooks")
+    roots = loaders(public_dir, build)
+    m = faulty_daemon(build, public_dir, "--fail-serve",
+                      f"LOADER,default={roots['good']}", name="noserve")
+    try:
+        said = os.getxattr(m.link, "system.varsym_exec",
+                           follow_symlinks=False).decode()
+        print(f"\n{said}")
+        if "BPF" in said or "bpf" in said:
+            pytest.skip("needs the exec hooks (a BPF LSM program: the "
+                        "guests)")
+        assert said == "syscall only: every walk inside an execve secure " \
+            "(could not register this mount with its exec hooks: No " \
+            "space left on device)", said
+        # outside an execve the caller's own value
+        evil = os.path.realpath(os.path.join(roots["evil"], "ld.so"))
+        p = run(["/usr/bin/realpath", m.link + "/ld.so"],
+                env={"LOADER": roots["evil"]}, user="nobody")
+        assert p.returncode == 0 and p.out == evil + "\n", (p.out, p.err)
+        # inside one, the secure answer: the good loader runs
+        exe = gcc_program(public_dir, m.link + "/ld.so", "noserve-prog")
+        p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe],
+                env={}, user="nobody")
+        assert p.returncode == 0 and p.out == "real euid=65534\n", \
+            (p.cmd, p.out, p.err)
+    finally:
+        m.stop()
+    assert m.said.count("varsymfs: warning:") == 1 and \
+        "could not register this mount with its exec hooks" in m.said, m.said
+
+
 # ---- one set of exec hooks for the machine --------------------------------
 
 def test_one_set_of_exec_hooks_for_every_daemon(impl, no_held_exec_hooks,
