@@ -18,7 +18,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -301,6 +307,91 @@ ssize_t varsym_conf_read(const char *path, char **text)
 	if (fd < 0)
 		return -errno;
 	len = varsym_conf_read_fd(fd, text);
+	close(fd);
+	return len;
+}
+
+bool varsym_privileged(void)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct caps[2] = { { 0 } };
+
+	if (geteuid() == 0 || getuid() != geteuid() || getauxval(AT_SECURE))
+		return true;
+	if (syscall(SYS_capget, &head, caps))
+		return true;		/* cannot tell: as if it had some */
+	return caps[0].effective || caps[1].effective;
+}
+
+const char *varsym_conf_system_path(bool *from_env)
+{
+	const char *env = getenv("VARSYM_CONF");
+
+	*from_env = env && *env;
+	return *from_env ? env : VARSYM_CONF_PATH;
+}
+
+/*
+ * Root's system scope binds every user's setuid programs, so root takes
+ * a file that only the environment named (and a root shell may have kept
+ * it from a user: `su` without `-`, `sudo -E`) only if it could have
+ * written it itself: root's, and writable by nobody else.  The open file
+ * is what is judged, so that no swap after the check counts.
+ */
+static int conf_trusted(int fd, const char *path, char *msg, size_t size)
+{
+	char owner[48];
+	const char *why;
+	struct stat st;
+
+	if (!varsym_privileged())
+		return 0;	/* its scopes bind only its user */
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_uid) {
+		snprintf(owner, sizeof(owner), "it belongs to uid %u",
+			 (unsigned int)st.st_uid);
+		why = owner;
+	} else if (st.st_mode & S_IWOTH) {
+		why = "others may write it";
+	} else if ((st.st_mode & S_IWGRP) && st.st_gid) {
+		why = "its group may write it";
+	} else {
+		return 0;
+	}
+	snprintf(msg, size,
+		 "$VARSYM_CONF names %s: %s, and root takes the system configuration only from a file that root owns and only root may write (a shell may have kept VARSYM_CONF from a user: unset it, or give --config FILE)",
+		 path, why);
+	return -EPERM;
+}
+
+ssize_t varsym_conf_read_system(const char **path, char **text, char *msg,
+				size_t size)
+{
+	bool from_env;
+	ssize_t len;
+	int fd, err;
+
+	*text = NULL;
+	*path = varsym_conf_system_path(&from_env);
+	fd = open(*path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		snprintf(msg, size, "%s: %s", *path, strerror(err));
+		return -err;
+	}
+	err = from_env ? conf_trusted(fd, *path, msg, size) : 0;
+	if (err) {
+		if (err != -EPERM)
+			snprintf(msg, size, "%s: %s", *path, strerror(-err));
+		close(fd);
+		return err;
+	}
+	len = varsym_conf_read_fd(fd, text);
+	if (len < 0)
+		snprintf(msg, size, "%s: %s", *path, strerror(-len));
 	close(fd);
 	return len;
 }

@@ -252,6 +252,26 @@ ssize_t varsym_conf_read(const char *path, char **text);
 /* The same, from fd's offset to its end (fd stays open). */
 ssize_t varsym_conf_read_fd(int fd, char **text);
 /*
+ * Whether this process has rights its real user has not: an effective uid
+ * of 0 (that of any user namespace: the rights that write), a set-id
+ * start (AT_SECURE, or real and effective uids apart), or any effective
+ * capability.  Whoever started it chose its environment, and may be a
+ * user: `su` without `-` and `sudo -E` keep the user's.
+ */
+bool varsym_privileged(void);
+/*
+ * The system scopes' file: $VARSYM_CONF where set (a staged file, the
+ * tests), else VARSYM_CONF_PATH; *from_env says which.
+ */
+const char *varsym_conf_system_path(bool *from_env);
+/*
+ * That file read as varsym_conf_read() does, *path set to it.  Root takes
+ * a file $VARSYM_CONF named only if root owns it and only root may write
+ * it: -EPERM otherwise.  On an error, -errno with what to say in msg.
+ */
+ssize_t varsym_conf_read_system(const char **path, char **text, char *msg,
+				size_t size);
+/*
  * What to print of a report: "FILE:LINE: why (line skipped)", or
  * "FILE:LINE: warning: why", NUL-terminated in buf, cut to size.
  */

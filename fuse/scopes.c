@@ -215,17 +215,18 @@ static void print_report(void *ctx, unsigned int line, bool skipped,
 int vsfuse_scopes_load(struct vsfuse_scopes *s, const char *mountpoint,
 		       char *msg, size_t msg_size)
 {
-	const char *env = getenv("VARSYM_CONF");
-	const char *path = env && *env ? env : VARSYM_CONF_PATH;
-	char root[PATH_MAX], *text = NULL, *block;
+	char root[PATH_MAX], *text = NULL, *block = NULL;
+	const char *path;
 	ssize_t n;
 	int err = 0;
 
-	n = varsym_conf_read(path, &text);
+	n = varsym_conf_read_system(&path, &text, msg, msg_size);
 	if (n == -ENOENT)
 		return 0;
+	if (n < 0)
+		return n;
 	block = malloc(VARSYM_SCOPE_MAX);
-	if (n >= 0 && !block)
+	if (!block)
 		n = -ENOMEM;
 	if (n >= 0 && !realpath(mountpoint, root))
 		n = -errno;

@@ -63,7 +63,9 @@ int vsfuse_scopes_edit(struct vsfuse_scopes *s, bool system, uid_t uid,
 /*
  * The system scope from /etc/varsym.conf (or $VARSYM_CONF), the section
  * of mountpoint: 0 (no file is none), or -errno with a message that names
- * the file (it could not be read); then nothing is applied.  A bad line
+ * the file (it could not be read, or root may not take it: a file that
+ * $VARSYM_CONF named, not root's or that others may write); then nothing
+ * is applied.  A bad line
  * is reported on standard error as FILE:LINE and skipped, and the rest is
  * applied (varsym.conf(5)).
  */

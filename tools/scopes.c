@@ -25,17 +25,14 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
-#include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -134,28 +131,6 @@ static int change_failed(const struct scope_cmd *s, int e)
 /* ---- the configuration file ---- */
 
 /*
- * Whether this varsym has rights its real user has not.  "Root" here is
- * an effective uid of 0 (that of any user namespace: the rights that
- * write), and so is a set-id start (AT_SECURE, or real and effective uids
- * apart) or any effective capability.  Whoever started such a varsym
- * chose its environment, and may be a user: `su` without `-` and `sudo
- * -E` keep the user's $HOME and $XDG_CONFIG_HOME.
- */
-static bool privileged(void)
-{
-	struct __user_cap_header_struct head = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct caps[2] = { { 0 } };
-
-	if (geteuid() == 0 || getuid() != geteuid() || getauxval(AT_SECURE))
-		return true;
-	if (syscall(SYS_capget, &head, caps))
-		return true;		/* cannot tell: as if it had some */
-	return caps[0].effective || caps[1].effective;
-}
-
-/*
  * The file of the user's own scopes: $XDG_CONFIG_HOME/varsym.conf, or
  * ~/.config/varsym.conf (the XDG base directories), in s->user_conf.
  * Read and written by the user's own varsym, never by a file system.  A
@@ -166,7 +141,7 @@ static bool privileged(void)
 static const char *user_config_path(struct scope_cmd *s)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	bool priv = privileged();
+	bool priv = varsym_privileged();
 	struct passwd *pw;
 
 	if (priv)
@@ -203,13 +178,39 @@ static int no_user_config(void)
  */
 static const char *config_path(struct scope_cmd *s)
 {
-	const char *env = getenv("VARSYM_CONF");
+	bool from_env;
 
 	if (s->config)
 		return s->config;
 	if (!s->system)
 		return user_config_path(s);
-	return env && *env ? env : VARSYM_CONF_PATH;
+	return varsym_conf_system_path(&from_env);
+}
+
+/*
+ * The file of config_path(s) whole (varsym_conf_read()); the system's as
+ * the core reads it, refused to root where the environment named a file
+ * root would not have written (varsym_conf_read_system()).  -errno, said
+ * unless quiet or a file that is not there may be (ENOENT, not --config).
+ */
+static ssize_t config_read(struct scope_cmd *s, const char **path,
+			   char **text, bool quiet)
+{
+	char msg[PATH_MAX + VARSYM_MSG_MAX];
+	ssize_t len;
+
+	if (s->system && !s->config) {
+		len = varsym_conf_read_system(path, text, msg, sizeof(msg));
+	} else {
+		*path = config_path(s);
+		if (!*path)
+			return -ENOENT;
+		len = varsym_conf_read(*path, text);
+		snprintf(msg, sizeof(msg), "%s: %s", *path, strerror(-len));
+	}
+	if (len < 0 && !quiet && (len != -ENOENT || s->config))
+		fprintf(stderr, "varsym: %s\n", msg);
+	return len;
 }
 
 /*
@@ -262,30 +263,34 @@ static void print_report(void *ctx, unsigned int line, bool skipped,
 		fprintf(stderr, "varsym: %s\n", note);
 }
 
-const char *system_config_path(void)
-{
-	static struct scope_cmd s = { .system = true };
-
-	return config_path(&s);
-}
-
-unsigned int conf_skipped(const char *path, const char *root,
-			  void (*show)(void *ctx, const char *note),
-			  void *ctx)
+/* conf_skipped(), for the file of s's scope and its mount s->root */
+static unsigned int scope_skipped(struct scope_cmd *s,
+				  void (*show)(void *ctx, const char *note),
+				  void *ctx)
 {
 	struct report r = {
-		.path = path, .only_skipped = true, .show = show, .ctx = ctx,
+		.only_skipped = true, .show = show, .ctx = ctx,
 	};
 	char *text;
-	ssize_t len = varsym_conf_read(r.path, &text);
+	ssize_t len = config_read(s, &r.path, &text, true);
 
 	/* nothing to tell of a file that is not there, or not for us */
 	if (len < 0)
 		return 0;
-	varsym_conf_section(text, len, root, edited, sizeof(edited),
+	varsym_conf_section(text, len, s->root, edited, sizeof(edited),
 			    print_report, &r);
 	free(text);
 	return r.skipped;
+}
+
+unsigned int conf_skipped(const char *root,
+			  void (*show)(void *ctx, const char *note),
+			  void *ctx)
+{
+	struct scope_cmd s = { .system = true };
+
+	snprintf(s.root, sizeof(s.root), "%s", root);
+	return scope_skipped(&s, show, ctx);
 }
 
 /*
@@ -678,8 +683,7 @@ int cmd_list(int argc, char **argv)
 		putchar('\n');
 	}
 	/* what the scope's file holds that a load leaves out, on stderr */
-	if (config_path(&s))
-		conf_skipped(config_path(&s), s.root, NULL, NULL);
+	scope_skipped(&s, NULL, NULL);
 	return EXIT_RESOLVES;
 }
 
@@ -739,14 +743,12 @@ static int load(struct scope_cmd *s)
 	size_t pos = 0;
 	int status;
 
-	path = r.path = config_path(s);
-	if (!path)
+	if (!s->system && !s->config && !config_path(s))
 		return no_user_config();
-	len = varsym_conf_read(path, &text);
-	if (len < 0 && (len != -ENOENT || s->config)) {
-		fprintf(stderr, "varsym: %s: %s\n", path, strerror(-len));
+	len = config_read(s, &path, &text, false);
+	r.path = path;
+	if (len < 0 && (len != -ENOENT || s->config))
 		return EXIT_USAGE;
-	}
 	status = s->mount_ns ? enter_mount_ns(s) : 0;
 	if (status || len < 0) {
 		free(text);

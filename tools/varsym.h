@@ -29,15 +29,14 @@ int cmd_set(int argc, char **argv);
 int cmd_unset(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_get(int argc, char **argv);
-/* $VARSYM_CONF, or /etc/varsym.conf. */
-const char *system_config_path(void);
 /*
- * The lines of the sections of the configuration file path for the mount
- * at root that a load skips, as the file reads now (the mount keeps no
- * record of its load): each as a varsym_conf_note() to show(), or on
- * standard error when show is NULL.  Returns how many.
+ * The lines of the sections of the system's configuration file for the
+ * mount at root that a load skips, as the file reads now (the mount keeps
+ * no record of its load): each as a varsym_conf_note() to show(), or on
+ * standard error when show is NULL.  Returns how many; none of a file
+ * that a load would refuse.
  */
-unsigned int conf_skipped(const char *path, const char *root,
+unsigned int conf_skipped(const char *root,
 			  void (*show)(void *ctx, const char *note),
 			  void *ctx);
 int cmd_load(int argc, char **argv);

@@ -783,6 +783,71 @@ def test_roots_save_writes_no_other_users_file_nor_follows_their_links(
     assert os.getxattr(m.dir, SYSTEM) == b"KEEP=/k\0"
 
 
+@pytest.mark.attack
+@needs_real_root
+@pytest.mark.parametrize("whose", ["nobody's", "root's, 0666"])
+def test_root_loads_no_system_scope_from_a_file_a_user_controls(
+        varsymfs, varsym, public_dir, whose):
+    """A root shell that kept a user's environment (`su` without `-`,
+    `sudo -E`) kept their $VARSYM_CONF: root's `varsym load`, and so
+    mount.varsymfs and every boot's load, set the system scope, the one
+    setuid programs follow, from the user's file.  Root takes a file named
+    by the environment only if root owns it and only root may write it;
+    otherwise it refuses, naming the file and why, and the scope stays."""
+    m = varsymfs("")
+    vs(varsym, "set", "-s", m.dir, "KEEP=/k")
+    d = nobodys(os.path.join(public_dir, "nobodys"))
+    conf = os.path.join(d, "varsym.conf")
+    with open(conf, "w") as f:
+        f.write(f"[{os.path.realpath(m.dir)}]\nV=/chosen-by-nobody\n")
+    if whose == "nobody's":
+        os.chown(conf, 65534, 65534)
+        why = "it belongs to uid 65534"
+    else:
+        os.chmod(conf, 0o666)
+        why = "others may write it"
+    p = vs(varsym, "load", m.dir, env={**PATH, "VARSYM_CONF": conf},
+           check=False)
+    print(p.err)
+    assert p.returncode == 2 and p.err == (
+        f"varsym: $VARSYM_CONF names {conf}: {why}, and root takes the "
+        "system configuration only from a file that root owns and only "
+        "root may write (a shell may have kept VARSYM_CONF from a user: "
+        "unset it, or give --config FILE)\n"), p.err
+    assert os.getxattr(m.dir, SYSTEM) == b"KEEP=/k\0"
+    # given on the command line, root chose it
+    p = vs(varsym, "load", "--config", conf, m.dir)
+    assert os.getxattr(m.dir, SYSTEM) == b"V=/chosen-by-nobody\0"
+
+
+@pytest.mark.attack
+@needs_real_root
+def test_roots_daemon_takes_no_system_scope_from_a_users_file(
+        impl, build, public_dir):
+    """The same for the FUSE program started by root with a user's
+    $VARSYM_CONF: it refuses to mount, naming the file and why, and
+    leaves nothing mounted."""
+    if impl != "fuse":
+        pytest.skip("the FUSE program reads the file itself")
+    from conftest import Mount, mounted_at
+    d = nobodys(os.path.join(public_dir, "nobodys"))
+    conf = os.path.join(d, "varsym.conf")
+    where = os.path.join(public_dir, "m")
+    os.mkdir(where)
+    with open(conf, "w") as f:
+        f.write(f"[{os.path.realpath(where)}]\nV=/chosen-by-nobody\n")
+    os.chown(conf, 65534, 65534)
+    m = Mount("fuse", build, "", where, env={"VARSYM_CONF": conf})
+    ok, err = m.start()
+    if ok:
+        m.stop()
+    assert not ok and not mounted_at(where), err
+    assert f"varsymfs: $VARSYM_CONF names {conf}: it belongs to uid " \
+        "65534, and root takes the system configuration only from a " \
+        "file that root owns" in err, err
+    assert err.endswith("; not mounted\n"), err
+
+
 @needs_real_root
 def test_a_users_own_linked_file_is_still_written(varsymfs, varsym,
                                                   public_dir):
