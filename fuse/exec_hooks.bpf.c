@@ -602,7 +602,7 @@ static __u32 owner_of(struct task_struct *task)
 	__u32 owner = BPF_CORE_READ(task, cred, fsuid.val);
 	int depth;
 
-	for (depth = 0; depth < 33 && ns; depth++) {
+	for (depth = 0; depth < VARSYM_USERNS_LEVELS && ns; depth++) {
 		parent = BPF_CORE_READ(ns, parent);
 		if (!parent)
 			break;			/* the initial one */
