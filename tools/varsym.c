@@ -20,6 +20,7 @@
  * give the explained environment's answer, not the tool's.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -67,6 +68,14 @@ struct walk {
 	const struct environment *env;
 	int links;		/* symbolic links followed so far */
 	bool sys_error;		/* a failure that is not the path's */
+	/*
+	 * The directory a variant link's variable chooses in (a seed's
+	 * prefix, a template's text before its first variable), where a
+	 * missing name is a version that is not there.
+	 */
+	bool chooses;
+	dev_t choice_dev;
+	ino_t choice_ino;
 };
 
 /* What the note hook learns while a variant link is explained. */
@@ -612,6 +621,33 @@ static ssize_t warn_mismatch(int level, const char *name, ssize_t n,
 }
 
 /*
+ * Where the variant link v (seed options o) chooses: the directory of a
+ * seed's prefix, or of a template's text up to its first variable, when
+ * that is an absolute path of its own.  Kept in w, by inode.
+ */
+static void note_choice(struct walk *w, const struct variant *v,
+			const struct varsym_opts *o)
+{
+	char dir[VARSYM_PATH_MAX];
+	const char *text = v->seed ? o->prefix : v->text;
+	size_t len = v->seed ? o->prefix_len : strcspn(v->text, "$");
+	struct stat st;
+
+	w->chooses = false;
+	while (len && text[len - 1] != '/')
+		len--;		/* the directory the chosen name is in */
+	if (!len || text[0] != '/' || len >= sizeof(dir))
+		return;
+	memcpy(dir, text, len);
+	dir[len] = '\0';
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return;
+	w->chooses = true;
+	w->choice_dev = st.st_dev;
+	w->choice_ino = st.st_ino;
+}
+
+/*
  * Prints a variant link and how its target comes about; the target goes to
  * target.  Returns its length or -errno.
  */
@@ -639,6 +675,8 @@ static ssize_t explain_variant(struct walk *w, int dirfd, const char *name,
 	}
 	/* two passes: the target heads the lines the second one prints */
 	n = bad ? bad : expand(v, &o, name, &x, false, target);
+	if (!bad)
+		note_choice(w, v, &o);
 	if (w->env->own)
 		real = real_target(dirfd, name, real_text);
 
@@ -755,6 +793,61 @@ static int follow(struct walk *w, int dirfd, const char *name, int level)
 	return walk_path(w, start, target, level + 1);
 }
 
+/* Names as ls -v orders them: 3.9 before 3.11. */
+static int by_version(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * A name missing in the directory a variant link chooses in: what it
+ * holds instead, the first THERE_SHOWN names in version order, so that a
+ * version that is not installed shows the ones that are (PYVER=3.12
+ * where only 3.11 is).
+ */
+#define THERE_SHOWN 8
+static void print_there(int dirfd, int level)
+{
+	char *names[THERE_SHOWN + 1];
+	unsigned int n = 0, all = 0, i;
+	struct dirent *e;
+	DIR *d;
+	int fd;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* the smallest names: keep THERE_SHOWN, sorted, of all seen */
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		all++;
+		names[n] = strdup(e->d_name);
+		if (!names[n])
+			break;
+		qsort(names, ++n, sizeof(names[0]), by_version);
+		if (n > THERE_SHOWN)
+			free(names[--n]);
+	}
+	closedir(d);
+	indent(level, DETAIL);
+	printf("there     ");
+	for (i = 0; i < n; i++) {
+		printf(i ? ", " : "");
+		put_str(names[i]);
+		free(names[i]);
+	}
+	if (!all)
+		printf("nothing");
+	else if (all > n)
+		printf(", ... (%u in all)", all);
+	printf("\n");
+}
+
 /* One component: a descriptor of name in dirfd (ours to close), or -1. */
 static int step(struct walk *w, int dirfd, const char *name, int level,
 		bool must_be_dir)
@@ -763,7 +856,12 @@ static int step(struct walk *w, int dirfd, const char *name, int level,
 	int fd;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
-		print_failure(level, name, errno);
+		int e = errno;
+
+		print_failure(level, name, e);
+		if (e == ENOENT && w->chooses && !fstat(dirfd, &st) &&
+		    st.st_dev == w->choice_dev && st.st_ino == w->choice_ino)
+			print_there(dirfd, level);
 		close(dirfd);
 		return -1;
 	}

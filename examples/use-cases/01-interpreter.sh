@@ -116,8 +116,9 @@ if uc_needs_execve_rule "Starting PYTHON_VERSION=3.7 python3"; then
 	uc_want_has "/usr/local/bin/python3: cannot execute: required file not found" \
 		"the error names the fixed path, not the missing version"
 fi
-uc_run "varsym explain --env PYTHON_VERSION=3.7 /usr/local/bin/python3 | grep -E 'PYTHON_VERSION = |ENOENT'"
+uc_run "varsym explain --env PYTHON_VERSION=3.7 /usr/local/bin/python3 | grep -E 'PYTHON_VERSION = |ENOENT|there '"
 uc_want_has "3.7 - ENOENT" "varsym explain names the missing directory"
+uc_want_has "there     $OLD, $NEW" "and the versions installed beside it"
 
 uc_title "Beside it: a search mount, as envfs does it"
 uc_say "In search mode every name is the first DIR/NAME of the caller's PATH, then of the fallback list (docs/SPEC.md section 8): the version is chosen by PATH."
