@@ -986,7 +986,8 @@ void usage(FILE *f)
 	"              explain for that live process: its exec-time\n"
 	"              environment, AT_SECURE, ids and user scope\n"
 	"show LINK     prints a variant link's raw template, or a seed\n"
-	"              link's mount options\n"
+	"              link's mount options; of the variant link LINK leads\n"
+	"              to when it is an ordinary link\n"
 	"set DIR NAME=VALUE...\n"
 	"              sets values in a scope of the mount DIR is in (its\n"
 	"              mount point, or a link in it), all in one change:\n"
@@ -1178,6 +1179,45 @@ static int cmd_explain(int argc, char **argv)
 	return ret;
 }
 
+/*
+ * read_variant_at() of path, or of the variant link it leads to through
+ * ordinary links (/usr/bin/python3 -> /usr/local/varsym/python3), as the
+ * kernel would follow them: at most MAX_LINKS, a relative target from
+ * the link's directory.  0 when it leads to no variant link.
+ */
+static int read_variant_led_to(const char *path, struct variant *v)
+{
+	char at[VARSYM_PATH_MAX], target[VARSYM_PATH_MAX], *slash;
+	struct stat st;
+	int links, ret;
+	ssize_t n;
+
+	if (snprintf(at, sizeof(at), "%s", path) >= (int)sizeof(at))
+		return -ENAMETOOLONG;
+	for (links = 0; links <= MAX_LINKS; links++) {
+		ret = read_variant_at(at, v);
+		if (ret)
+			return ret;
+		if (lstat(at, &st))
+			return -errno;
+		if (!S_ISLNK(st.st_mode))
+			return 0;
+		n = readlink(at, target, sizeof(target) - 1);
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		slash = strrchr(at, '/');
+		if (target[0] == '/' || !slash)
+			slash = at;	/* the target replaces the whole */
+		else
+			slash++;	/* it replaces the last name */
+		if ((size_t)(slash - at) + n >= sizeof(at))
+			return -ENAMETOOLONG;
+		memcpy(slash, target, n + 1);
+	}
+	return -ELOOP;
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1200,7 +1240,7 @@ static int cmd_show(int argc, char **argv)
 				 "show: one LINK only, not also",
 				 optind == argc ? NULL : argv[optind + 1]);
 	link = argv[optind];
-	ret = read_variant_at(link, &v);
+	ret = read_variant_led_to(link, &v);
 	if (ret < 0) {
 		fprintf(stderr, "varsym: %s: %s\n", link, strerror(-ret));
 		return EXIT_UNRESOLVED;

@@ -355,15 +355,23 @@ def test_show(varsym, varsymfs, seed, root, public_dir):
     p = run([varsym, "show", seed.link], env={"UNIVERSE": "att"})
     assert (p.returncode, p.out) == \
         (0, f"var=UNIVERSE,prefix={root}/,default=ucb\n")
+    # an ordinary link, and a relative one to it: the variant link's text
     plain = os.path.join(public_dir, "plain")
     os.symlink(lnk, plain)
+    os.symlink("plain", os.path.join(public_dir, "plain2"))
+    for path in (plain, os.path.join(public_dir, "plain2")):
+        p = run([varsym, "show", path], env={})
+        assert (p.returncode, p.out, p.err) == (0, "x/${B}\n", ""), path
     regular = os.path.join(public_dir, "regular")
     open(regular, "w").close()
-    for path in (plain, regular, os.path.join(public_dir, "missing"),
-                 m.dir):
+    os.symlink("regular", os.path.join(public_dir, "to-regular"))
+    os.symlink("loop", os.path.join(public_dir, "loop"))
+    for path in (regular, os.path.join(public_dir, "to-regular"),
+                 os.path.join(public_dir, "missing"),
+                 os.path.join(public_dir, "loop"), m.dir):
         p = run([varsym, "show", path], env={})
         assert p.returncode == 1, path
-        assert p.out == "" and p.err.startswith("varsym: ")
+        assert p.out == "" and p.err.startswith("varsym: "), (path, p.err)
 
 
 def test_usage(varsym, root):
