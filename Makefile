@@ -311,8 +311,10 @@ check-kernels: deps-test
 # numbers in build/bench/.  bench/run --quick is a seconds-long smoke test.
 bench: deps-build deps-kmod
 	@scripts/deps bench
-	@$(MAKE) --no-print-directory all kmod $(B)/bench/varsymfs
+	@$(MAKE) --no-print-directory all kmod $(B)/bench/varsymfs $(B)/bench/vsbench
+	@scripts/use-case-packages >/dev/null
 	@bench/run
+	@bench/real
 
 # make install: the FUSE program, the varsym command, man pages, docs and
 # examples under PREFIX, and the module's mount helper where mount(8)
