@@ -14,6 +14,7 @@ import functools
 import os
 import platform
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -273,6 +274,21 @@ def new_problems(before):
 
 
 @functools.lru_cache(maxsize=None)
+def loader_universes(public_dir, build, real="good", fake="evil"):
+    """Universe real (named 'good') holds the real loader as ld.so, fake
+    ('evil') the fake one, which says its euid and exits 42."""
+    roots = {}
+    for name, src in ((real, os.path.realpath(SYSTEM_LOADER)),
+                      (fake, os.path.join(build, "fake-loader"))):
+        root = os.path.join(public_dir, name)
+        os.makedirs(root, exist_ok=True)
+        os.chmod(root, 0o755)
+        shutil.copy(src, os.path.join(root, "ld.so"))
+        os.chmod(os.path.join(root, "ld.so"), 0o755)
+        roots[name] = root
+    return roots
+
+
 def gcc_program(directory, loader, name):
     """A 64-bit program printing its euid, whose ELF interpreter is loader."""
     src = os.path.join(directory, name + ".c")

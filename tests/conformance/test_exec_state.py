@@ -34,6 +34,7 @@ left: each test now shows what its burst leaves behind.
 Each test sets its attack up, checks it is in place, then judges the
 answer; everything is ended in a finaliser, by pid.
 """
+import contextlib
 import ctypes
 import json
 import os
@@ -42,7 +43,7 @@ import time
 
 import pytest
 
-from attack import NOBODY, SYSTEM_LOADER, Bg, gcc_program, kill_pid, \
+from attack import NOBODY, Bg, gcc_program, kill_pid, loader_universes, \
     opens_program_first
 from conftest import HOOK_PROGRAMS, PINS, Failed, exec_mode, \
     loaded_hook_programs, needs_real_root, run
@@ -63,16 +64,7 @@ BLOCKERS = 6            # of 600 ms each, two at a time: 1.8 s of queue
 def loaders(public_dir, build):
     """good/ld.so is the real loader, evil/ld.so the fake that says its
     euid and exits 42."""
-    roots = {}
-    for name, src in (("good", os.path.realpath(SYSTEM_LOADER)),
-                      ("evil", os.path.join(build, "fake-loader"))):
-        root = os.path.join(public_dir, name)
-        os.makedirs(root, exist_ok=True)
-        os.chmod(root, 0o755)
-        shutil.copy(src, os.path.join(root, "ld.so"))
-        os.chmod(os.path.join(root, "ld.so"), 0o755)
-        roots[name] = root
-    return roots
+    return loader_universes(public_dir, build)
 
 
 def waits_on_fuse(pid):
@@ -84,15 +76,24 @@ def waits_on_fuse(pid):
         return False
 
 
-@pytest.fixture
-def small_pid_max():
+@contextlib.contextmanager
+def pid_max_of(value):
+    """kernel.pid_max set to value, then back to what it was."""
     with open(PID_MAX) as f:
         before = f.read().strip()
     with open(PID_MAX, "w") as f:
-        f.write(str(SMALL_PID_MAX))
-    yield
-    with open(PID_MAX, "w") as f:
-        f.write(before)
+        f.write(str(value))
+    try:
+        yield
+    finally:
+        with open(PID_MAX, "w") as f:
+            f.write(before)
+
+
+@pytest.fixture
+def small_pid_max():
+    with pid_max_of(SMALL_PID_MAX):
+        yield
 
 
 def test_a_freed_tid_carries_no_exec_state(impl, varsymfs, build, public_dir,
@@ -323,6 +324,24 @@ def test_doubt_is_the_tasks_own(impl, no_exec_state, build, public_dir):
         not in p.out and "could not keep" in p.out, p.out + p.err
 
 
+def nobodys_loader_is_secure_only_in_execve(m, roots, public_dir, name,
+                                            runs):
+    """On m (LOADER, the good loader by default): nobody's LOADER=evil is
+    followed outside an execve (realpath), and inside one, for the
+    PT_INTERP of a program run runs times, the secure answer: the real
+    loader runs it."""
+    evil = os.path.realpath(os.path.join(roots["evil"], "ld.so"))
+    p = run(["/usr/bin/realpath", m.link + "/ld.so"],
+            env={"LOADER": roots["evil"]}, user="nobody")
+    assert p.returncode == 0 and p.out == evil + "\n", (p.out, p.err)
+    exe = gcc_program(public_dir, m.link + "/ld.so", name)
+    for _ in range(runs):
+        p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe],
+                env={}, user="nobody")
+        assert p.returncode == 0 and p.out == "real euid=65534\n", \
+            (p.cmd, p.out, p.err)
+
+
 def test_an_exec_whose_files_cannot_be_recorded_is_secure_and_said(
         impl, build, public_dir):
     """An exec whose files' records cannot be kept (task storage of its
@@ -340,16 +359,8 @@ def test_an_exec_whose_files_cannot_be_recorded_is_secure_and_said(
         if exec_mode(m) != "exec hooks":
             pytest.skip("needs the exec hooks (a BPF LSM program: the "
                         "guests)")
-        evil = os.path.realpath(os.path.join(roots["evil"], "ld.so"))
-        p = run(["/usr/bin/realpath", m.link + "/ld.so"],
-                env={"LOADER": roots["evil"]}, user="nobody")
-        assert p.returncode == 0 and p.out == evil + "\n", (p.out, p.err)
-        exe = gcc_program(public_dir, m.link + "/ld.so", "nofiles-prog")
-        for _ in range(2):
-            p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe],
-                    env={}, user="nobody")
-            assert p.returncode == 0 and p.out == "real euid=65534\n", \
-                (p.cmd, p.out, p.err)
+        nobodys_loader_is_secure_only_in_execve(m, roots, public_dir,
+                                                "nofiles-prog", 2)
         said = os.getxattr(m.link, "system.varsym_exec",
                            follow_symlinks=False).decode()
         print(f"\n{said}")
@@ -388,17 +399,8 @@ def test_a_mount_the_exec_hooks_cannot_serve_says_so_and_is_secure(
         assert said == "syscall only: every walk inside an execve secure " \
             "(could not register this mount with its exec hooks: No " \
             "space left on device)", said
-        # outside an execve the caller's own value
-        evil = os.path.realpath(os.path.join(roots["evil"], "ld.so"))
-        p = run(["/usr/bin/realpath", m.link + "/ld.so"],
-                env={"LOADER": roots["evil"]}, user="nobody")
-        assert p.returncode == 0 and p.out == evil + "\n", (p.out, p.err)
-        # inside one, the secure answer: the good loader runs
-        exe = gcc_program(public_dir, m.link + "/ld.so", "noserve-prog")
-        p = run(["/usr/bin/env", f"LOADER={roots['evil']}", exe],
-                env={}, user="nobody")
-        assert p.returncode == 0 and p.out == "real euid=65534\n", \
-            (p.cmd, p.out, p.err)
+        nobodys_loader_is_secure_only_in_execve(m, roots, public_dir,
+                                                "noserve-prog", 1)
     finally:
         m.stop()
     assert m.said.count("varsymfs: warning:") == 1 and \
@@ -580,13 +582,8 @@ BPF_MAP_GET_NEXT_KEY, BPF_MAP_GET_FD_BY_ID = 4, 14
 
 @pytest.fixture
 def big_pid_max():
-    with open(PID_MAX) as f:
-        before = f.read().strip()
-    with open(PID_MAX, "w") as f:
-        f.write(str(BIG_PID_MAX))
-    yield
-    with open(PID_MAX, "w") as f:
-        f.write(before)
+    with pid_max_of(BIG_PID_MAX):
+        yield
 
 
 def daemon_maps(pid):
@@ -654,15 +651,7 @@ def exec_victim(impl, build, public_dir, big_pid_max):
     if impl != "fuse":
         pytest.skip("the FUSE daemons' exec hooks (the module keeps an "
                     "exec's state in the task: test_kernel.py)")
-    roots = {}
-    for name, src in (("mine", os.path.realpath(SYSTEM_LOADER)),
-                      ("dflt", os.path.join(build, "fake-loader"))):
-        root = os.path.join(public_dir, name)
-        os.makedirs(root)
-        os.chmod(root, 0o755)
-        shutil.copy(src, os.path.join(root, "ld.so"))
-        os.chmod(os.path.join(root, "ld.so"), 0o755)
-        roots[name] = root
+    roots = loader_universes(public_dir, build, real="mine", fake="dflt")
     m = faulty_daemon(build, public_dir, None,
                       f"LOADER,default={roots['dflt']}", name="shared")
     try:

@@ -635,7 +635,7 @@ def test_the_exec_hook_cannot_be_switched_off_while_mounted(
     program's loader stays the real one.  With the module loaded and
     nothing mounted (the hooks go DETACH_DELAY seconds after the last
     umount), nothing is attached, and the switch works."""
-    from test_secure import loader_universes
+    from attack import loader_universes
     if not os.path.exists(FTRACE_ENABLED):
         pytest.skip("no function tracer in this kernel")
     if mounted_at_type("varsymfs"):
@@ -670,7 +670,7 @@ def test_no_exec_hook_fails_closed(varsymfs, build, public_dir):
     gets the default (the execve rule is lost, never the loader rule);
     from 6.8 it is walked before, and the system call alone tells it, as
     on any kernel.  The next mount, with the tracer on, attaches them."""
-    from test_secure import loader_universes
+    from attack import loader_universes
     if not os.path.exists(FTRACE_ENABLED):
         pytest.skip("no function tracer in this kernel")
     if mounted_at_type("varsymfs"):
@@ -723,7 +723,7 @@ def test_exec_in_flight_at_module_load_keeps_the_real_loader(
     widen (evicting its pages from the cache, for one).  The slow link
     answers once the mount is made (stallfs's "release")."""
     from attack import Bg
-    from test_secure import gcc_program, loader_universes
+    from attack import gcc_program, loader_universes
     roots = loader_universes(public_dir, build)
     vmnt = os.path.join(public_dir, "vm")
     os.mkdir(vmnt)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from attack import SYSTEM_LOADER, Bg, gcc_program, user_allow_other
+from attack import Bg, gcc_program, loader_universes, user_allow_other
 from conftest import Failed, exec_mode, execve_decides, mounted_at, \
     needs_real_root, run, setuid_copy, wait_for
 
@@ -72,21 +72,6 @@ def test_file_capabilities_count_too(varsymfs, probe, public_dir):
     setcap(capped)
     assert probe.readlink(m.link, env={"UNIVERSE": "/att"}, user="nobody",
                           probe=capped) == "ok /ucb"
-
-
-def loader_universes(public_dir, build):
-    """Universe 'good' holds the real loader, 'evil' a fake one."""
-    real = os.path.realpath(SYSTEM_LOADER)
-    roots = {}
-    for name, src in (("good", real),
-                      ("evil", os.path.join(build, "fake-loader"))):
-        root = os.path.join(public_dir, name)
-        os.makedirs(root)
-        os.chmod(root, 0o755)
-        shutil.copy(src, os.path.join(root, "ld.so"))
-        os.chmod(os.path.join(root, "ld.so"), 0o755)
-        roots[name] = root
-    return roots
 
 
 def test_setuid_program_loader_is_never_the_callers(varsymfs, build, public_dir):
