@@ -354,9 +354,9 @@ static int conf_trusted(int fd, const char *path, char *msg, size_t size)
 		snprintf(owner, sizeof(owner), "it belongs to uid %u",
 			 (unsigned int)st.st_uid);
 		why = owner;
-	} else if (st.st_mode & S_IWOTH) {
+	} else if (st.st_mode & 0002) {		/* S_IWOTH */
 		why = "others may write it";
-	} else if ((st.st_mode & S_IWGRP) && st.st_gid) {
+	} else if ((st.st_mode & 0020) && st.st_gid) {	/* S_IWGRP */
 		why = "its group may write it";
 	} else {
 		return 0;
