@@ -206,7 +206,9 @@ static ssize_t config_read(struct scope_cmd *s, const char **path,
 		if (!*path)
 			return -ENOENT;
 		len = varsym_conf_read(*path, text);
-		snprintf(msg, sizeof(msg), "%s: %s", *path, strerror(-len));
+		if (len < 0)
+			snprintf(msg, sizeof(msg), "%s: %s", *path,
+				 strerror(-len));
 	}
 	if (len < 0 && !quiet && (len != -ENOENT || s->config))
 		fprintf(stderr, "varsym: %s\n", msg);
