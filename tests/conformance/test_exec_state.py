@@ -324,6 +324,16 @@ def test_doubt_is_the_tasks_own(impl, no_exec_state, build, public_dir):
         not in p.out and "could not keep" in p.out, p.out + p.err
 
 
+def faulty_loader_mount(impl, build, public_dir, flag, name):
+    """The daemon's tests build with fault flag, a LOADER mount on
+    public_dir/name whose default is the good loader: (mount, roots)."""
+    if impl != "fuse":
+        pytest.skip("the FUSE daemons' exec hooks")
+    roots = loaders(public_dir, build)
+    return faulty_daemon(build, public_dir, flag,
+                         f"LOADER,default={roots['good']}", name=name), roots
+
+
 def nobodys_loader_is_secure_only_in_execve(m, roots, public_dir, name,
                                             runs):
     """On m (LOADER, the good loader by default): nobody's LOADER=evil is
@@ -350,11 +360,8 @@ def test_an_exec_whose_files_cannot_be_recorded_is_secure_and_said(
     The links say how many execs that happened to, and varsym explain says
     it under the mount's first link.  Here no exec's records can be kept
     (the tests' --fail-exec-files)."""
-    if impl != "fuse":
-        pytest.skip("the FUSE daemons' exec hooks")
-    roots = loaders(public_dir, build)
-    m = faulty_daemon(build, public_dir, "--fail-exec-files",
-                      f"LOADER,default={roots['good']}", name="nofiles")
+    m, roots = faulty_loader_mount(impl, build, public_dir, "--fail-exec-files",
+                                   "nofiles")
     try:
         if exec_mode(m) != "exec hooks":
             pytest.skip("needs the exec hooks (a BPF LSM program: the "
@@ -384,11 +391,8 @@ def test_a_mount_the_exec_hooks_cannot_serve_says_so_and_is_secure(
     follows, so its walks inside an execve are told apart by /proc alone,
     secure.  The links say "syscall only" with why, not "exec hooks", and
     the daemon warned once at mount."""
-    if impl != "fuse":
-        pytest.skip("the FUSE daemons' exec hooks")
-    roots = loaders(public_dir, build)
-    m = faulty_daemon(build, public_dir, "--fail-serve",
-                      f"LOADER,default={roots['good']}", name="noserve")
+    m, roots = faulty_loader_mount(impl, build, public_dir, "--fail-serve",
+                                   "noserve")
     try:
         said = os.getxattr(m.link, "system.varsym_exec",
                            follow_symlinks=False).decode()
@@ -415,12 +419,7 @@ def test_one_set_of_exec_hooks_for_every_daemon(impl, no_held_exec_hooks,
     hooks (pinned under /sys/fs/bpf/varsymfs), which the last one to go
     removes.  Before, each daemon attached its own set: N mounts, N
     programs on every exec and every follow of the machine."""
-    if impl != "fuse":
-        pytest.skip("the FUSE daemons' exec hooks")
-    if not os.path.ismount("/sys/fs/bpf"):
-        pytest.skip("no bpf file system at /sys/fs/bpf (systemd mounts one)")
-    if any(loaded_hook_programs().values()):
-        pytest.skip("exec hooks of varsymfs daemons are loaded already")
+    one_set_here(impl)
     mounts = [varsymfs("UNIVERSE") for _ in range(4)]
     if exec_mode(mounts[0]) != "exec hooks":
         pytest.skip("needs the exec hooks (a BPF LSM program: the guests)")
@@ -431,12 +430,7 @@ def test_one_set_of_exec_hooks_for_every_daemon(impl, no_held_exec_hooks,
     assert loaded_hook_programs() == dict.fromkeys(HOOK_PROGRAMS, 1)
     mounts[3].stop()
     # the programs go once their last descriptor closes
-    deadline = time.monotonic() + 10
-    while any(loaded_hook_programs().values()):
-        if time.monotonic() > deadline:
-            raise Failed("exec hooks still loaded after the last daemon: "
-                         f"{loaded_hook_programs()}")
-        time.sleep(0.1)
+    wait_unloaded()
     assert not os.path.exists(PINS), os.listdir(PINS)
 
 
